@@ -1,0 +1,476 @@
+//! Streaming reader of pcap (µs and ns magics, both byte orders, the "modified" variant) and
+//! pcapng (several sections and interfaces, `if_tsresol`, `if_tsoffset`, `if_speed`, EPB and
+//! SPB), transparently gunzipping `.gz` input. Memory stays bounded by the largest record.
+
+use std::io::Read;
+
+use pcap_parser::pcapng::Block;
+use pcap_parser::{PcapError, PcapHeader};
+
+use crate::CaptureError;
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+const PCAPNG_SHB: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
+/// Records larger than this are treated as corruption rather than allocated.
+const MAX_RECORD: usize = 64 << 20;
+const INITIAL_BUF: usize = 1 << 20;
+
+/// The container format of a capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Pcap { big_endian: bool, nanosecond: bool, modified: bool },
+    Pcapng,
+}
+
+/// One capture interface (a pcap file has exactly one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interface {
+    pub linktype: u32,
+    pub snaplen: u32,
+    /// Timestamp units per second.
+    pub ts_per_sec: u64,
+    /// Seconds added to every timestamp (`if_tsoffset`).
+    pub ts_offset_s: i64,
+    /// Link speed in bits per second (`if_speed`).
+    pub speed_bps: Option<u64>,
+    pub name: Option<String>,
+}
+
+/// One captured packet, borrowed from the reader until the next call.
+#[derive(Debug, Clone, Copy)]
+pub struct Record<'a> {
+    /// Nanoseconds since the epoch.
+    pub ts_ns: u64,
+    pub linktype: u32,
+    /// Length on the wire.
+    pub orig_len: u32,
+    pub data: &'a [u8],
+    /// Index into [`CaptureReader::interfaces`].
+    pub interface: u32,
+}
+
+/// What one step of parsing the buffer found (positions only, so the buffer borrow ends).
+enum Step {
+    Packet { at: usize, len: usize, ts_ns: u64, orig_len: u32, interface: u32, used: usize },
+    Skip(usize),
+    Incomplete,
+    Corrupt(String),
+    Unsupported(u32, u32),
+}
+
+/// A streaming capture-file reader.
+pub struct CaptureReader {
+    src: Box<dyn Read + Send>,
+    path: String,
+    gz: bool,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    eof: bool,
+    /// Offset in the (uncompressed) stream of `buf[start]`.
+    offset: u64,
+    pending: usize,
+    format: Format,
+    interfaces: Vec<Interface>,
+    section_base: usize,
+    section_be: bool,
+    records: u64,
+}
+
+fn ns_from_ticks(ticks: u64, per_sec: u64, offset_s: i64) -> u64 {
+    let ns = if per_sec == 1_000_000_000 {
+        ticks
+    } else {
+        (u128::from(ticks) * 1_000_000_000 / u128::from(per_sec.max(1))) as u64
+    };
+    ns.saturating_add_signed(offset_s.saturating_mul(1_000_000_000))
+}
+
+impl CaptureReader {
+    /// Opens a file; `-` reads standard input.
+    pub fn open(path: &str) -> Result<Self, CaptureError> {
+        let src: Box<dyn Read + Send> = if path == "-" {
+            Box::new(std::io::stdin())
+        } else {
+            Box::new(std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.into(), source })?)
+        };
+        Self::from_reader(path, src)
+    }
+
+    /// Reads a capture from any byte stream; `name` is used in error messages.
+    pub fn from_reader(name: &str, mut src: Box<dyn Read + Send>) -> Result<Self, CaptureError> {
+        let io = |source| CaptureError::Io { path: name.into(), source };
+        let mut head = [0u8; 2];
+        let n = read_full(&mut src, &mut head).map_err(io)?;
+        let gz = n == 2 && head == GZIP_MAGIC;
+        let chained: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head[..n].to_vec()).chain(src));
+        let src: Box<dyn Read + Send> =
+            if gz { Box::new(flate2::read::MultiGzDecoder::new(chained)) } else { chained };
+        let mut r = Self {
+            src,
+            path: name.into(),
+            gz,
+            buf: vec![0; INITIAL_BUF],
+            start: 0,
+            end: 0,
+            eof: false,
+            offset: 0,
+            pending: 0,
+            format: Format::Pcapng,
+            interfaces: Vec::new(),
+            section_base: 0,
+            section_be: false,
+            records: 0,
+        };
+        r.read_header()?;
+        Ok(r)
+    }
+
+    /// The container format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Interfaces seen so far (pcapng defines them as it goes).
+    pub fn interfaces(&self) -> &[Interface] {
+        &self.interfaces
+    }
+
+    /// The name given when opening.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// Packet records returned so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    fn gz_note(&self) -> &'static str {
+        if self.gz {
+            " after decompression"
+        } else {
+            ""
+        }
+    }
+
+    /// Makes at least `want` bytes available from `start`; false at end of input.
+    fn fill(&mut self, want: usize) -> Result<bool, CaptureError> {
+        while self.end - self.start < want {
+            if self.eof {
+                return Ok(false);
+            }
+            if self.start > 0 && (self.start > self.buf.len() / 2 || self.buf.len() - self.end < want) {
+                self.buf.copy_within(self.start..self.end, 0);
+                self.end -= self.start;
+                self.start = 0;
+            }
+            if self.buf.len() - self.start < want {
+                let n = (want + self.start).next_power_of_two().max(self.buf.len());
+                self.buf.resize(n, 0);
+            }
+            let n = self.src.read(&mut self.buf[self.end..]).map_err(|source| CaptureError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+            if n == 0 {
+                self.eof = true;
+            }
+            self.end += n;
+        }
+        Ok(true)
+    }
+
+    fn not_capture(&self, detail: String) -> CaptureError {
+        CaptureError::NotCapture { path: self.path.clone(), detail }
+    }
+
+    fn read_header(&mut self) -> Result<(), CaptureError> {
+        if !self.fill(24)? {
+            let got = self.end - self.start;
+            if got >= 4 && self.buf[..4] == PCAPNG_SHB {
+                // A pcapng section header is at least 28 bytes; fall through to report it.
+            } else {
+                return Err(self.not_capture(format!("only {got} bytes, shorter than any capture header")));
+            }
+        }
+        let head = &self.buf[self.start..self.end];
+        if head[..4] == PCAPNG_SHB {
+            self.format = Format::Pcapng;
+            return Ok(());
+        }
+        let magic = u32::from_le_bytes([head[0], head[1], head[2], head[3]]);
+        let known = [0xa1b2_c3d4u32, 0xa1b2_3c4d, 0xa1b2_cd34];
+        if !known.contains(&magic) && !known.contains(&magic.swap_bytes()) {
+            return Err(self.not_capture(format!("unknown magic number 0x{magic:08x}")));
+        }
+        let hdr: PcapHeader = match pcap_parser::parse_pcap_header(head) {
+            Ok((_, h)) => h,
+            Err(e) => return Err(self.not_capture(format!("bad pcap header: {e:?}"))),
+        };
+        let linktype = (hdr.network.0 as u32) & 0xffff;
+        self.format = Format::Pcap {
+            big_endian: hdr.is_bigendian(),
+            nanosecond: hdr.is_nanosecond_precision(),
+            modified: hdr.is_modified_format(),
+        };
+        self.interfaces.push(Interface {
+            linktype,
+            snaplen: hdr.snaplen,
+            ts_per_sec: if hdr.is_nanosecond_precision() { 1_000_000_000 } else { 1_000_000 },
+            ts_offset_s: 0,
+            speed_bps: None,
+            name: None,
+        });
+        self.start += 24;
+        self.offset += 24;
+        if !rdmascope_wire::link::is_supported(linktype) {
+            return Err(CaptureError::UnsupportedLinktype {
+                path: self.path.clone(),
+                interface: 0,
+                linktype,
+                name: rdmascope_wire::link::linktype_name(linktype),
+            });
+        }
+        Ok(())
+    }
+
+    /// The next packet record, or `None` at the end of the file.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
+        self.start += self.pending;
+        self.offset += self.pending as u64;
+        self.pending = 0;
+        loop {
+            let min = match self.format {
+                Format::Pcap { modified, .. } => if modified { 24 } else { 16 },
+                Format::Pcapng => 12,
+            };
+            if !self.fill(min)? {
+                if self.start == self.end {
+                    return Ok(None);
+                }
+                let got = self.end - self.start;
+                return Err(self.truncated(format!("{got} bytes left, a record header needs {min}")));
+            }
+            // Bound the record size before asking the parser, so a corrupt length cannot make
+            // us allocate gigabytes.
+            let declared = self.declared_len();
+            if declared > MAX_RECORD {
+                return Err(self.corrupt(format!("record length {declared} is not plausible")));
+            }
+            if !self.fill(declared)? {
+                let got = self.end - self.start;
+                return Err(self.truncated(format!("record needs {declared} bytes, {got} left")));
+            }
+            match self.step() {
+                Step::Packet { at, len, ts_ns, orig_len, interface, used } => {
+                    self.pending = used;
+                    self.records += 1;
+                    let linktype = self.interfaces[interface as usize].linktype;
+                    return Ok(Some(Record { ts_ns, linktype, orig_len, data: &self.buf[at..at + len], interface }));
+                }
+                Step::Skip(used) => {
+                    self.start += used;
+                    self.offset += used as u64;
+                }
+                Step::Incomplete => {
+                    // The declared length was satisfied, so the parser wants more than the
+                    // record says it holds: the record is inconsistent.
+                    return Err(self.corrupt("record is shorter than its own fields".into()));
+                }
+                Step::Corrupt(d) => return Err(self.corrupt(d)),
+                Step::Unsupported(interface, linktype) => {
+                    return Err(CaptureError::UnsupportedLinktype {
+                        path: self.path.clone(),
+                        interface,
+                        linktype,
+                        name: rdmascope_wire::link::linktype_name(linktype),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Total length of the record or block at `start` per its header.
+    fn declared_len(&self) -> usize {
+        let h = &self.buf[self.start..self.end];
+        match self.format {
+            Format::Pcap { big_endian, modified, .. } => {
+                let caplen = if big_endian {
+                    u32::from_be_bytes([h[8], h[9], h[10], h[11]])
+                } else {
+                    u32::from_le_bytes([h[8], h[9], h[10], h[11]])
+                };
+                caplen as usize + if modified { 24 } else { 16 }
+            }
+            Format::Pcapng => {
+                let be = if h[..4] == PCAPNG_SHB { h[8..12] == [0x1a, 0x2b, 0x3c, 0x4d] } else { self.section_be };
+                let len = if be {
+                    u32::from_be_bytes([h[4], h[5], h[6], h[7]])
+                } else {
+                    u32::from_le_bytes([h[4], h[5], h[6], h[7]])
+                };
+                len as usize
+            }
+        }
+    }
+
+    fn step(&mut self) -> Step {
+        let base = self.buf.as_ptr() as usize;
+        let avail = &self.buf[self.start..self.end];
+        match self.format {
+            Format::Pcap { big_endian, nanosecond, modified } => {
+                let r = if modified {
+                    pcap_parser::parse_pcap_frame_modified(avail)
+                } else if big_endian {
+                    pcap_parser::parse_pcap_frame_be(avail)
+                } else {
+                    pcap_parser::parse_pcap_frame(avail)
+                };
+                match r {
+                    Ok((rest, b)) => {
+                        let frac = if nanosecond { u64::from(b.ts_usec) } else { u64::from(b.ts_usec) * 1000 };
+                        Step::Packet {
+                            at: b.data.as_ptr() as usize - base,
+                            len: b.data.len(),
+                            ts_ns: u64::from(b.ts_sec) * 1_000_000_000 + frac,
+                            orig_len: b.origlen.max(b.caplen),
+                            interface: 0,
+                            used: avail.len() - rest.len(),
+                        }
+                    }
+                    Err(nom_err) => parse_failure(nom_err),
+                }
+            }
+            Format::Pcapng => {
+                let r = if avail[..4] == PCAPNG_SHB {
+                    pcap_parser::pcapng::parse_sectionheaderblock(avail).map(|(r, s)| (r, Block::SectionHeader(s)))
+                } else if self.section_be {
+                    pcap_parser::pcapng::parse_block_be(avail)
+                } else {
+                    pcap_parser::pcapng::parse_block_le(avail)
+                };
+                let (rest, block) = match r {
+                    Ok(x) => x,
+                    Err(e) => return parse_failure(e),
+                };
+                let used = avail.len() - rest.len();
+                match block {
+                    Block::SectionHeader(s) => {
+                        self.section_be = s.big_endian();
+                        self.section_base = self.interfaces.len();
+                        Step::Skip(used)
+                    }
+                    Block::InterfaceDescription(idb) => {
+                        let linktype = (idb.linktype.0 as u32) & 0xffff;
+                        let id = self.interfaces.len() as u32;
+                        self.interfaces.push(Interface {
+                            linktype,
+                            snaplen: idb.snaplen,
+                            ts_per_sec: idb.ts_resolution().unwrap_or(1_000_000),
+                            ts_offset_s: idb.ts_offset(),
+                            speed_bps: idb.if_speed().and_then(|r| r.ok()),
+                            name: idb.if_name().and_then(|r| r.ok()).map(str::to_string),
+                        });
+                        if !rdmascope_wire::link::is_supported(linktype) {
+                            return Step::Unsupported(id, linktype);
+                        }
+                        Step::Skip(used)
+                    }
+                    Block::EnhancedPacket(epb) => {
+                        let interface = self.section_base + epb.if_id as usize;
+                        let Some(ifc) = self.interfaces.get(interface) else {
+                            return Step::Corrupt(format!("packet on interface {} that no block defined", epb.if_id));
+                        };
+                        let ticks = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+                        let len = (epb.caplen as usize).min(epb.data.len());
+                        Step::Packet {
+                            at: epb.data.as_ptr() as usize - base,
+                            len,
+                            ts_ns: ns_from_ticks(ticks, ifc.ts_per_sec, ifc.ts_offset_s),
+                            orig_len: epb.origlen.max(len as u32),
+                            interface: interface as u32,
+                            used,
+                        }
+                    }
+                    Block::SimplePacket(spb) => {
+                        let interface = self.section_base;
+                        let Some(ifc) = self.interfaces.get(interface) else {
+                            return Step::Corrupt("simple packet block before any interface block".into());
+                        };
+                        let mut len = (spb.origlen as usize).min(spb.data.len());
+                        if ifc.snaplen > 0 {
+                            len = len.min(ifc.snaplen as usize);
+                        }
+                        Step::Packet {
+                            at: spb.data.as_ptr() as usize - base,
+                            len,
+                            ts_ns: 0,
+                            orig_len: spb.origlen,
+                            interface: interface as u32,
+                            used,
+                        }
+                    }
+                    _ => Step::Skip(used),
+                }
+            }
+        }
+    }
+
+    fn truncated(&self, detail: String) -> CaptureError {
+        CaptureError::Truncated {
+            path: self.path.clone(),
+            record: self.records + 1,
+            offset: self.offset,
+            gz: self.gz_note(),
+            detail,
+        }
+    }
+
+    fn corrupt(&self, detail: String) -> CaptureError {
+        CaptureError::Corrupt {
+            path: self.path.clone(),
+            record: self.records + 1,
+            offset: self.offset,
+            gz: self.gz_note(),
+            detail,
+        }
+    }
+}
+
+fn parse_failure(e: pcap_parser::nom::Err<PcapError<&[u8]>>) -> Step {
+    use pcap_parser::nom;
+    match e {
+        nom::Err::Incomplete(_) => Step::Incomplete,
+        nom::Err::Error(e) | nom::Err::Failure(e) => match e {
+            PcapError::Incomplete(_) => Step::Incomplete,
+            other => Step::Corrupt(format!("{other:?}").chars().take(120).collect()),
+        },
+    }
+}
+
+fn read_full(r: &mut dyn Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks() {
+        assert_eq!(ns_from_ticks(1_500_000, 1_000_000, 0), 1_500_000_000);
+        assert_eq!(ns_from_ticks(3, 1_000_000_000, 1), 1_000_000_003);
+        assert_eq!(ns_from_ticks(1 << 20, 1 << 20, 0), 1_000_000_000);
+    }
+}

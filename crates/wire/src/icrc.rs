@@ -1,0 +1,119 @@
+//! Invariant CRC (IBTA Vol 1 §7.8.1; RoCEv1 Annex A16; RoCEv2 Annex A17 §A17.4.3) and the
+//! IB Variant CRC (§7.8.2).
+//!
+//! The ICRC is CRC-32/ISO-HDLC (the Ethernet CRC) over the packet with its variant fields set to
+//! ones, stored least-significant byte first. For RoCEv2 and for GRH-carrying packets the input
+//! starts with 8 bytes of 0xFF standing for the LRH; `crc32(FF×8) = 0x2144DF1C` seeds the hasher.
+
+use crate::{bth, grh};
+
+/// CRC-32 of eight 0xFF bytes: the seed that stands for the masked (or absent) LRH.
+const SEED_FF8: u32 = 0x2144_df1c;
+/// Largest masked prefix: IPv4 with options (60) + UDP (8) + BTH (12).
+const MAX_PREFIX: usize = 80;
+
+/// The VCRC: CRC-16, polynomial 0x100B, reflected, init and xorout 0xFFFF (IBTA §7.8.2).
+pub const CRC16_VCRC: crc::Algorithm<u16> = crc::Algorithm {
+    width: 16,
+    poly: 0x100b,
+    init: 0xffff,
+    refin: true,
+    refout: true,
+    xorout: 0xffff,
+    check: 0x0a3d,
+    residue: 0x0000,
+};
+static VCRC: crc::Crc<u16> = crc::Crc::<u16>::new(&CRC16_VCRC);
+
+fn hash_masked(seed: Option<u32>, prefix: &[u8], rest: &[u8]) -> u32 {
+    let mut h = match seed {
+        Some(s) => crc32fast::Hasher::new_with_initial(s),
+        None => crc32fast::Hasher::new(),
+    };
+    h.update(prefix);
+    h.update(rest);
+    h.finalize()
+}
+
+/// ICRC of a RoCEv2 packet. `pkt` runs from the first IP header byte up to (not including) the
+/// ICRC; `ip_hdr_len` is the IP header length (IPv4 IHL×4 or 40 for IPv6). `None` when `pkt` is
+/// too short to hold the IP, UDP and BTH headers.
+pub fn rocev2(pkt: &[u8], ip_hdr_len: usize, ipv6: bool) -> Option<u32> {
+    let n = ip_hdr_len + 8 + bth::HEADER_LEN;
+    if pkt.len() < n || n > MAX_PREFIX {
+        return None;
+    }
+    let mut p = [0u8; MAX_PREFIX];
+    let p = &mut p[..n];
+    p.copy_from_slice(&pkt[..n]);
+    if ipv6 {
+        p[0] |= 0x0f; // traffic class (low nibble of byte 0 and high of byte 1) + flow label
+        p[1] = 0xff;
+        p[2] = 0xff;
+        p[3] = 0xff;
+        p[7] = 0xff; // hop limit
+    } else {
+        p[1] = 0xff; // TOS: DSCP + ECN
+        p[8] = 0xff; // TTL
+        p[10] = 0xff; // header checksum
+        p[11] = 0xff;
+    }
+    p[ip_hdr_len + 6] = 0xff; // UDP checksum
+    p[ip_hdr_len + 7] = 0xff;
+    p[ip_hdr_len + 8 + bth::RESV8A_OFFSET] = 0xff;
+    Some(hash_masked(Some(SEED_FF8), p, &pkt[n..]))
+}
+
+/// ICRC of a packet that starts with a GRH (RoCEv1, or IB with LNH=3, whose LRH is replaced by
+/// FF×8). `pkt` runs from the first GRH byte up to the ICRC.
+pub fn grh_based(pkt: &[u8]) -> Option<u32> {
+    let n = grh::HEADER_LEN + bth::HEADER_LEN;
+    if pkt.len() < n {
+        return None;
+    }
+    let mut p = [0u8; MAX_PREFIX];
+    let p = &mut p[..n];
+    p.copy_from_slice(&pkt[..n]);
+    p[0] |= 0x0f;
+    p[1] = 0xff;
+    p[2] = 0xff;
+    p[3] = 0xff;
+    p[7] = 0xff;
+    p[grh::HEADER_LEN + bth::RESV8A_OFFSET] = 0xff;
+    Some(hash_masked(Some(SEED_FF8), p, &pkt[n..]))
+}
+
+/// ICRC of a local IB packet (LRH then BTH, LNH=2). `pkt` runs from the LRH up to the ICRC.
+pub fn ib_local(pkt: &[u8]) -> Option<u32> {
+    let n = 8 + bth::HEADER_LEN;
+    if pkt.len() < n {
+        return None;
+    }
+    let mut p = [0u8; MAX_PREFIX];
+    let p = &mut p[..n];
+    p.copy_from_slice(&pkt[..n]);
+    p[0] |= 0xf0; // VL
+    p[8 + bth::RESV8A_OFFSET] = 0xff;
+    Some(hash_masked(None, p, &pkt[n..]))
+}
+
+/// The VCRC over `pkt` (LRH through ICRC).
+pub fn vcrc(pkt: &[u8]) -> u16 {
+    VCRC.checksum(pkt)
+}
+
+/// Reads an ICRC as stored on the wire (least-significant byte first).
+pub fn read_icrc(b: &[u8]) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(..4)?.try_into().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeds() {
+        assert_eq!(crc32fast::hash(&[0xff; 8]), SEED_FF8);
+        assert_eq!(vcrc(b"123456789"), 0x0a3d);
+    }
+}
