@@ -1,1 +1,38 @@
-fn main() {}
+//! `rdmascope`: capture, decode and diagnose RDMA traffic. This crate parses arguments and
+//! renders; the engines live in the library crates.
+
+mod print;
+mod show;
+mod timefmt;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "rdmascope", version, about = "Capture, decode and diagnose RDMA traffic (InfiniBand, RoCEv1, RoCEv2)")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Print the packets of capture files, one line each, as a field tree, or as NDJSON.
+    Show(show::ShowArgs),
+}
+
+fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Show(a) => show::run(&a),
+    };
+    match r {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+                return std::process::ExitCode::SUCCESS;
+            }
+            eprintln!("rdmascope: error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -608,7 +608,7 @@ impl<'a> Frame<'a> {
         }
         // VCRC: the 2 bytes after PktLen×4, over LRH through ICRC.
         if let Some(v) = d.get(pkt_end..pkt_end + 2) {
-            let stored = u16::from_be_bytes([v[0], v[1]]);
+            let stored = u16::from_le_bytes([v[0], v[1]]);
             self.vcrc_value = Some(stored);
             if opts.verify_crc {
                 let ok = icrc::vcrc(&d[at..pkt_end]) == stored;

@@ -1,0 +1,110 @@
+//! `-V`: every field of every layer, grouped under a title per layer, with meanings spelled out.
+
+use std::fmt::{Result, Write};
+
+use rdmascope_wire::fields::{self, RecordMeta, Value};
+use rdmascope_wire::{ip, mad, Frame, OpInfo};
+
+use crate::timefmt::date_time;
+
+/// Layer prefix → title.
+fn title(prefix: &str) -> &'static str {
+    match prefix {
+        "frame" => "Frame",
+        "sll" => "Linux cooked capture",
+        "erf" => "Extensible Record Format",
+        "ipoib" => "IP over InfiniBand",
+        "eth" => "Ethernet II",
+        "vlan" => "802.1Q Virtual LAN",
+        "macc" => "MAC Control",
+        "ip" => "Internet Protocol Version 4",
+        "ipv6" => "Internet Protocol Version 6",
+        "udp" => "User Datagram Protocol",
+        "tcp" => "Transmission Control Protocol",
+        "icmp" => "Internet Control Message Protocol",
+        "icmpv6" => "Internet Control Message Protocol v6",
+        "arp" => "Address Resolution Protocol",
+        "lldp" => "Link Layer Discovery Protocol",
+        "llc" => "Logical-Link Control",
+        "rdma" => "RDMA",
+        "lrh" => "Local Route Header",
+        "grh" => "Global Route Header",
+        "bth" => "Base Transport Header",
+        "rdeth" => "Reliable Datagram ETH",
+        "deth" => "Datagram ETH",
+        "xrceth" => "XRC ETH",
+        "feth" => "Flush ETH",
+        "reth" => "RDMA ETH",
+        "atomiceth" => "Atomic ETH",
+        "aeth" => "ACK ETH",
+        "atomicacketh" => "Atomic ACK ETH",
+        "immdt" => "Immediate Data",
+        "ieth" => "Invalidate ETH",
+        "mad" => "MAD Header",
+        "cm" => "Communication Manager",
+        "icrc" => "Invariant CRC",
+        "vcrc" => "Variant CRC",
+        _ => "Other",
+    }
+}
+
+/// Fields shown in hex.
+fn hex(name: &str) -> bool {
+    const H: &[&str] = &[
+        "qp", "key", ".va", "guid", "commid", "serviceid", "checksum", "icrc", "vcrc", "syndrome", "type",
+        "etype", "transactionid", "attributeid", "attributemodifier", "opcode", "immdt", "ieth", "enbv", "flags",
+        "requestid", "eecn", "status",
+    ];
+    H.iter().any(|h| name.contains(h)) && !name.ends_with("status") || name == "mad.status"
+}
+
+fn meaning(name: &str, v: &Value<'_>) -> Option<String> {
+    let n = v.as_u64()?;
+    Some(match name {
+        "bth.opcode" => OpInfo::of(n as u8).desc.to_string(),
+        "ip.dsfield.ecn" | "ipv6.tclass.ecn" => ip::ecn_name(n as u8).to_string(),
+        "mad.mgmtclass" => mad::class_name(n as u8).to_string(),
+        "mad.method" => mad::method_name(n as u8).to_string(),
+        "cm.req.pppmtu" => format!("{} bytes", mad::mtu_bytes(n as u8)?),
+        "cm.req.transpsvctype" => ["RC", "UC", "RD", "extended"][(n & 3) as usize].to_string(),
+        "cm.rej.reason" => mad::rej_reason_name(n as u16).to_string(),
+        "ip.proto" | "ipv6.nxt" => match n {
+            1 => "ICMP",
+            6 => "TCP",
+            17 => "UDP",
+            58 => "ICMPv6",
+            _ => return None,
+        }
+        .to_string(),
+        "frame.linktype" => rdmascope_wire::link::linktype_name(n as u32).to_string(),
+        _ => return None,
+    })
+}
+
+pub fn write(o: &mut String, m: &RecordMeta, f: &Frame<'_>) -> Result {
+    let mut cur = "";
+    let mut err = Ok(());
+    fields::visit(m, f, &mut |name, v| {
+        let prefix = name.split('.').next().unwrap_or(name);
+        if prefix != cur {
+            cur = prefix;
+            err = err.and_then(|_| writeln!(o, "{}", title(prefix)));
+        }
+        err = err.and_then(|_| {
+            write!(o, "    {name}: ")?;
+            match v {
+                Value::Time(ns) => write!(o, "{v} ({})", date_time(ns))?,
+                Value::U(x) if hex(name) => write!(o, "0x{x:x}")?,
+                _ => write!(o, "{v}")?,
+            }
+            if let Some(s) = meaning(name, &v) {
+                write!(o, " ({s})")?;
+            }
+            o.push('\n');
+            Ok(())
+        });
+    });
+    err?;
+    o.push('\n');
+    Ok(())
+}
