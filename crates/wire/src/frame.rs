@@ -262,6 +262,8 @@ impl<'a> Frame<'a> {
     fn short(&mut self, layer: Layer, offset: usize, what: &'static str) -> Step {
         if !self.truncated {
             self.error = Some(DecodeError { layer, offset, kind: Error::Truncated, what });
+        } else if self.bth.is_some() {
+            self.icrc = Some(IcrcStatus::Truncated);
         }
         Err(())
     }

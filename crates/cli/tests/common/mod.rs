@@ -1,0 +1,72 @@
+//! Helpers shared by the integration tests: the external corpus and decoding whole files.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+use rdmascope_capture::CaptureReader;
+use rdmascope_wire::{DecodeOptions, Frame};
+
+/// `$RDMASCOPE_CORPUS`, or `None` with a printed notice (the test then skips).
+pub fn corpus() -> Option<PathBuf> {
+    match std::env::var_os("RDMASCOPE_CORPUS") {
+        Some(p) if PathBuf::from(&p).is_dir() => Some(PathBuf::from(p)),
+        _ => {
+            eprintln!("NOTICE: RDMASCOPE_CORPUS is not set (or not a directory): skipping the corpus test. .ci/run sets it to ../shared/captures.");
+            None
+        }
+    }
+}
+
+/// Capture files in the corpus, sorted.
+pub fn corpus_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("read corpus dir")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng" || x == "gz"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// One record, owned.
+pub struct Rec {
+    pub number: u64,
+    pub ts_ns: u64,
+    pub linktype: u32,
+    pub orig_len: u32,
+    pub data: Vec<u8>,
+}
+
+impl Rec {
+    pub fn decode(&self, opts: &DecodeOptions) -> Frame<'_> {
+        Frame::decode(self.linktype, &self.data, self.orig_len, opts)
+    }
+}
+
+/// Every record of a file.
+pub fn read_all(path: &std::path::Path) -> Vec<Rec> {
+    let mut r = CaptureReader::open(path.to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    let mut out = Vec::new();
+    while let Some(rec) = r.next().unwrap_or_else(|e| panic!("{e}")) {
+        out.push(Rec {
+            number: out.len() as u64 + 1,
+            ts_ns: rec.ts_ns,
+            linktype: rec.linktype,
+            orig_len: rec.orig_len,
+            data: rec.data.to_vec(),
+        });
+    }
+    out
+}
+
+/// `tshark` on PATH, or `None` with a printed notice.
+pub fn tshark() -> Option<&'static str> {
+    let ok = std::process::Command::new("tshark").arg("--version").output().is_ok_and(|o| o.status.success());
+    if ok {
+        Some("tshark")
+    } else {
+        eprintln!("NOTICE: tshark is not installed: skipping the Wireshark differential test (apt-get install -y tshark; .ci/run does this).");
+        None
+    }
+}
