@@ -98,6 +98,8 @@ pub fn visit<'a>(m: &RecordMeta, fr: &Frame<'a>, f: &mut dyn FnMut(&'static str,
             f("erf.wlen", U(u64::from(e.wlen)));
         }
         LinkHeader::Ipoib(i) => {
+            f("ipoib.src.qpn", U(u64::from(i.src_qpn)));
+            f("ipoib.src.gid", Ipv6(i.src_gid));
             f("ipoib.dst.qpn", U(u64::from(i.dst_qpn)));
             f("ipoib.dst.gid", Ipv6(i.dst_gid));
             f("ipoib.type", U(u64::from(i.ethertype)));

@@ -304,7 +304,7 @@ impl<'a> Frame<'a> {
                     self.link = LinkHeader::Ipoib(s);
                     self.network(s.ethertype, IpoibRepr::LEN, opts)
                 }
-                Err(_) => self.short(Layer::Link, 0, "IPoIB pseudo-header needs 24 bytes"),
+                Err(_) => self.short(Layer::Link, 0, "IPoIB pseudo-header needs 44 bytes"),
             },
             linktype::INFINIBAND => self.lrh(0, opts),
             linktype::ERF => match ErfRepr::parse(d) {
@@ -374,13 +374,18 @@ impl<'a> Frame<'a> {
                 Err(_) => self.short(Layer::MacControl, at, "MAC control frame too short for its opcode"),
             },
             ethertype::ARP => {
-                // Ethernet/IPv4 ARP: op at 6, sender IP at 14, target IP at 24.
-                if d.len() >= at + 28 {
-                    let mut s = [0u8; 4];
-                    let mut t = [0u8; 4];
-                    s.copy_from_slice(&d[at + 14..at + 18]);
-                    t.copy_from_slice(&d[at + 24..at + 28]);
-                    self.other = Some(Other::Arp { op: u16::from_be_bytes([d[at + 6], d[at + 7]]), sender_ip: s, target_ip: t });
+                // RFC 826: hardware/protocol lengths at 4/5, op at 6, then the addresses.
+                if let Some(h) = d.get(at..at + 8) {
+                    let (hl, pl) = (usize::from(h[4]), usize::from(h[5]));
+                    let spa = at + 8 + hl;
+                    let tpa = spa + pl + hl;
+                    if pl == 4 && d.len() >= tpa + 4 {
+                        let mut s = [0u8; 4];
+                        let mut t = [0u8; 4];
+                        s.copy_from_slice(&d[spa..spa + 4]);
+                        t.copy_from_slice(&d[tpa..tpa + 4]);
+                        self.other = Some(Other::Arp { op: u16::from_be_bytes([h[6], h[7]]), sender_ip: s, target_ip: t });
+                    }
                 }
                 Ok(())
             }

@@ -171,28 +171,40 @@ impl ErfRepr {
     }
 }
 
-/// The LINKTYPE_IPOIB pseudo-header: the 20-byte destination hardware address and the RFC 4391
-/// encapsulation header (EtherType + reserved).
+/// The LINKTYPE_IPOIB pseudo-header (44 bytes): two 20-byte IPoIB hardware addresses (flags +
+/// QPN, then GID; source first, destination second) and the RFC 4391 encapsulation header
+/// (EtherType + reserved).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IpoibRepr {
+    pub src_qpn: u32,
+    pub src_gid: [u8; 16],
     pub dst_qpn: u32,
     pub dst_gid: [u8; 16],
     pub ethertype: u16,
 }
 impl IpoibRepr {
-    pub const LEN: usize = 24;
+    pub const LEN: usize = 44;
     pub fn parse(b: &[u8]) -> Result<Self> {
         if b.len() < Self::LEN {
             return Err(Error::Truncated);
         }
-        Ok(Self { dst_qpn: be24(b, 1), dst_gid: arr(b, 4), ethertype: be16(b, 20) })
+        Ok(Self {
+            src_qpn: be24(b, 1),
+            src_gid: arr(b, 4),
+            dst_qpn: be24(b, 21),
+            dst_gid: arr(b, 24),
+            ethertype: be16(b, 40),
+        })
     }
     pub fn emit(&self, b: &mut [u8]) {
         b[0] = 0;
-        put24(b, 1, self.dst_qpn);
-        b[4..20].copy_from_slice(&self.dst_gid);
-        put16(b, 20, self.ethertype);
-        put16(b, 22, 0);
+        put24(b, 1, self.src_qpn);
+        b[4..20].copy_from_slice(&self.src_gid);
+        b[20] = 0;
+        put24(b, 21, self.dst_qpn);
+        b[24..40].copy_from_slice(&self.dst_gid);
+        put16(b, 40, self.ethertype);
+        put16(b, 42, 0);
     }
 }
 
@@ -209,8 +221,8 @@ mod tests {
         let mut b = [0u8; 20];
         s2.emit(&mut b);
         assert_eq!(Sll2Repr::parse(&b).unwrap(), s2);
-        let i = IpoibRepr { dst_qpn: 0x550, dst_gid: [0xfe; 16], ethertype: 0x0800 };
-        let mut b = [0u8; 24];
+        let i = IpoibRepr { src_qpn: 7, src_gid: [1; 16], dst_qpn: 0x550, dst_gid: [0xfe; 16], ethertype: 0x0800 };
+        let mut b = [0u8; 44];
         i.emit(&mut b);
         assert_eq!(IpoibRepr::parse(&b).unwrap(), i);
         let e = ErfRepr { ts: 42, rtype: 21, flags: 5, rlen: 312, lctr: 0, wlen: 290, ext_headers: 0 };
