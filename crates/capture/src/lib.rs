@@ -21,9 +21,26 @@ pub enum CaptureError {
     #[error("{path}: not a capture file ({detail})")]
     NotCapture { path: String, detail: String },
     #[error("{path}: interface {interface} has link type {linktype} ({name}), which rdmascope cannot decode")]
-    UnsupportedLinktype { path: String, interface: u32, linktype: u32, name: &'static str },
+    UnsupportedLinktype {
+        path: String,
+        interface: u32,
+        linktype: u32,
+        name: &'static str,
+    },
     #[error("{path}: file ends inside record {record} (byte offset {offset}{gz}): {detail}")]
-    Truncated { path: String, record: u64, offset: u64, gz: &'static str, detail: String },
+    Truncated {
+        path: String,
+        record: u64,
+        offset: u64,
+        gz: &'static str,
+        detail: String,
+    },
     #[error("{path}: corrupt record {record} at byte offset {offset}{gz}: {detail}")]
-    Corrupt { path: String, record: u64, offset: u64, gz: &'static str, detail: String },
+    Corrupt {
+        path: String,
+        record: u64,
+        offset: u64,
+        gz: &'static str,
+        detail: String,
+    },
 }

@@ -18,7 +18,11 @@ const INITIAL_BUF: usize = 1 << 20;
 /// The container format of a capture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
-    Pcap { big_endian: bool, nanosecond: bool, modified: bool },
+    Pcap {
+        big_endian: bool,
+        nanosecond: bool,
+        modified: bool,
+    },
     Pcapng,
 }
 
@@ -51,7 +55,14 @@ pub struct Record<'a> {
 
 /// What one step of parsing the buffer found (positions only, so the buffer borrow ends).
 enum Step {
-    Packet { at: usize, len: usize, ts_ns: u64, orig_len: u32, interface: u32, used: usize },
+    Packet {
+        at: usize,
+        len: usize,
+        ts_ns: u64,
+        orig_len: u32,
+        interface: u32,
+        used: usize,
+    },
     Skip(usize),
     Incomplete,
     Corrupt(String),
@@ -92,20 +103,32 @@ impl CaptureReader {
         let src: Box<dyn Read + Send> = if path == "-" {
             Box::new(std::io::stdin())
         } else {
-            Box::new(std::fs::File::open(path).map_err(|source| CaptureError::Io { path: path.into(), source })?)
+            Box::new(
+                std::fs::File::open(path).map_err(|source| CaptureError::Io {
+                    path: path.into(),
+                    source,
+                })?,
+            )
         };
         Self::from_reader(path, src)
     }
 
     /// Reads a capture from any byte stream; `name` is used in error messages.
     pub fn from_reader(name: &str, mut src: Box<dyn Read + Send>) -> Result<Self, CaptureError> {
-        let io = |source| CaptureError::Io { path: name.into(), source };
+        let io = |source| CaptureError::Io {
+            path: name.into(),
+            source,
+        };
         let mut head = [0u8; 2];
         let n = read_full(&mut src, &mut head).map_err(io)?;
         let gz = n == 2 && head == GZIP_MAGIC;
-        let chained: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(head[..n].to_vec()).chain(src));
-        let src: Box<dyn Read + Send> =
-            if gz { Box::new(flate2::read::MultiGzDecoder::new(chained)) } else { chained };
+        let chained: Box<dyn Read + Send> =
+            Box::new(std::io::Cursor::new(head[..n].to_vec()).chain(src));
+        let src: Box<dyn Read + Send> = if gz {
+            Box::new(flate2::read::MultiGzDecoder::new(chained))
+        } else {
+            chained
+        };
         let mut r = Self {
             src,
             path: name.into(),
@@ -160,7 +183,9 @@ impl CaptureReader {
             if self.eof {
                 return Ok(false);
             }
-            if self.start > 0 && (self.start > self.buf.len() / 2 || self.buf.len() - self.end < want) {
+            if self.start > 0
+                && (self.start > self.buf.len() / 2 || self.buf.len() - self.end < want)
+            {
                 self.buf.copy_within(self.start..self.end, 0);
                 self.end -= self.start;
                 self.start = 0;
@@ -169,10 +194,13 @@ impl CaptureReader {
                 let n = (want + self.start).next_power_of_two().max(self.buf.len());
                 self.buf.resize(n, 0);
             }
-            let n = self.src.read(&mut self.buf[self.end..]).map_err(|source| CaptureError::Io {
-                path: self.path.clone(),
-                source,
-            })?;
+            let n =
+                self.src
+                    .read(&mut self.buf[self.end..])
+                    .map_err(|source| CaptureError::Io {
+                        path: self.path.clone(),
+                        source,
+                    })?;
             if n == 0 {
                 self.eof = true;
             }
@@ -182,7 +210,10 @@ impl CaptureReader {
     }
 
     fn not_capture(&self, detail: String) -> CaptureError {
-        CaptureError::NotCapture { path: self.path.clone(), detail }
+        CaptureError::NotCapture {
+            path: self.path.clone(),
+            detail,
+        }
     }
 
     fn read_header(&mut self) -> Result<(), CaptureError> {
@@ -191,7 +222,9 @@ impl CaptureReader {
             if got >= 4 && self.buf[..4] == PCAPNG_SHB {
                 // A pcapng section header is at least 28 bytes; fall through to report it.
             } else {
-                return Err(self.not_capture(format!("only {got} bytes, shorter than any capture header")));
+                return Err(
+                    self.not_capture(format!("only {got} bytes, shorter than any capture header"))
+                );
             }
         }
         let head = &self.buf[self.start..self.end];
@@ -217,7 +250,11 @@ impl CaptureReader {
         self.interfaces.push(Interface {
             linktype,
             snaplen: hdr.snaplen,
-            ts_per_sec: if hdr.is_nanosecond_precision() { 1_000_000_000 } else { 1_000_000 },
+            ts_per_sec: if hdr.is_nanosecond_precision() {
+                1_000_000_000
+            } else {
+                1_000_000
+            },
             ts_offset_s: 0,
             speed_bps: None,
             name: None,
@@ -243,7 +280,13 @@ impl CaptureReader {
         self.pending = 0;
         loop {
             let min = match self.format {
-                Format::Pcap { modified, .. } => if modified { 24 } else { 16 },
+                Format::Pcap { modified, .. } => {
+                    if modified {
+                        24
+                    } else {
+                        16
+                    }
+                }
                 Format::Pcapng => 12,
             };
             if !self.fill(min)? {
@@ -251,7 +294,9 @@ impl CaptureReader {
                     return Ok(None);
                 }
                 let got = self.end - self.start;
-                return Err(self.truncated(format!("{got} bytes left, a record header needs {min}")));
+                return Err(
+                    self.truncated(format!("{got} bytes left, a record header needs {min}"))
+                );
             }
             // Bound the record size before asking the parser, so a corrupt length cannot make
             // us allocate gigabytes.
@@ -264,11 +309,24 @@ impl CaptureReader {
                 return Err(self.truncated(format!("record needs {declared} bytes, {got} left")));
             }
             match self.step() {
-                Step::Packet { at, len, ts_ns, orig_len, interface, used } => {
+                Step::Packet {
+                    at,
+                    len,
+                    ts_ns,
+                    orig_len,
+                    interface,
+                    used,
+                } => {
                     self.pending = used;
                     self.records += 1;
                     let linktype = self.interfaces[interface as usize].linktype;
-                    return Ok(Some(Record { ts_ns, linktype, orig_len, data: &self.buf[at..at + len], interface }));
+                    return Ok(Some(Record {
+                        ts_ns,
+                        linktype,
+                        orig_len,
+                        data: &self.buf[at..at + len],
+                        interface,
+                    }));
                 }
                 Step::Skip(used) => {
                     self.start += used;
@@ -296,7 +354,11 @@ impl CaptureReader {
     fn declared_len(&self) -> usize {
         let h = &self.buf[self.start..self.end];
         match self.format {
-            Format::Pcap { big_endian, modified, .. } => {
+            Format::Pcap {
+                big_endian,
+                modified,
+                ..
+            } => {
                 let caplen = if big_endian {
                     u32::from_be_bytes([h[8], h[9], h[10], h[11]])
                 } else {
@@ -305,7 +367,11 @@ impl CaptureReader {
                 caplen as usize + if modified { 24 } else { 16 }
             }
             Format::Pcapng => {
-                let be = if h[..4] == PCAPNG_SHB { h[8..12] == [0x1a, 0x2b, 0x3c, 0x4d] } else { self.section_be };
+                let be = if h[..4] == PCAPNG_SHB {
+                    h[8..12] == [0x1a, 0x2b, 0x3c, 0x4d]
+                } else {
+                    self.section_be
+                };
                 let len = if be {
                     u32::from_be_bytes([h[4], h[5], h[6], h[7]])
                 } else {
@@ -320,7 +386,11 @@ impl CaptureReader {
         let base = self.buf.as_ptr() as usize;
         let avail = &self.buf[self.start..self.end];
         match self.format {
-            Format::Pcap { big_endian, nanosecond, modified } => {
+            Format::Pcap {
+                big_endian,
+                nanosecond,
+                modified,
+            } => {
                 let r = if modified {
                     pcap_parser::parse_pcap_frame_modified(avail)
                 } else if big_endian {
@@ -330,7 +400,11 @@ impl CaptureReader {
                 };
                 match r {
                     Ok((rest, b)) => {
-                        let frac = if nanosecond { u64::from(b.ts_usec) } else { u64::from(b.ts_usec) * 1000 };
+                        let frac = if nanosecond {
+                            u64::from(b.ts_usec)
+                        } else {
+                            u64::from(b.ts_usec) * 1000
+                        };
                         Step::Packet {
                             at: b.data.as_ptr() as usize - base,
                             len: b.data.len(),
@@ -345,7 +419,8 @@ impl CaptureReader {
             }
             Format::Pcapng => {
                 let r = if avail[..4] == PCAPNG_SHB {
-                    pcap_parser::pcapng::parse_sectionheaderblock(avail).map(|(r, s)| (r, Block::SectionHeader(s)))
+                    pcap_parser::pcapng::parse_sectionheaderblock(avail)
+                        .map(|(r, s)| (r, Block::SectionHeader(s)))
                 } else if self.section_be {
                     pcap_parser::pcapng::parse_block_be(avail)
                 } else {
@@ -381,7 +456,10 @@ impl CaptureReader {
                     Block::EnhancedPacket(epb) => {
                         let interface = self.section_base + epb.if_id as usize;
                         let Some(ifc) = self.interfaces.get(interface) else {
-                            return Step::Corrupt(format!("packet on interface {} that no block defined", epb.if_id));
+                            return Step::Corrupt(format!(
+                                "packet on interface {} that no block defined",
+                                epb.if_id
+                            ));
                         };
                         let ticks = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
                         let len = (epb.caplen as usize).min(epb.data.len());
@@ -397,7 +475,9 @@ impl CaptureReader {
                     Block::SimplePacket(spb) => {
                         let interface = self.section_base;
                         let Some(ifc) = self.interfaces.get(interface) else {
-                            return Step::Corrupt("simple packet block before any interface block".into());
+                            return Step::Corrupt(
+                                "simple packet block before any interface block".into(),
+                            );
                         };
                         let mut len = (spb.origlen as usize).min(spb.data.len());
                         if ifc.snaplen > 0 {

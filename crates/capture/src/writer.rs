@@ -81,11 +81,20 @@ impl<W: Write> PcapngWriter<W> {
             option(&mut body, 0, &[]);
         }
         block(&mut out, 0x0a0d_0d0a, &body)?;
-        Ok(Self { out, snaplens: Vec::new() })
+        Ok(Self {
+            out,
+            snaplens: Vec::new(),
+        })
     }
 
     /// Adds an interface (nanosecond timestamps); returns its id.
-    pub fn add_interface(&mut self, linktype: u16, snaplen: u32, name: Option<&str>, speed_bps: Option<u64>) -> io::Result<u32> {
+    pub fn add_interface(
+        &mut self,
+        linktype: u16,
+        snaplen: u32,
+        name: Option<&str>,
+        speed_bps: Option<u64>,
+    ) -> io::Result<u32> {
         let mut body = Vec::new();
         body.extend_from_slice(&linktype.to_le_bytes());
         body.extend_from_slice(&0u16.to_le_bytes());
@@ -99,13 +108,24 @@ impl<W: Write> PcapngWriter<W> {
         option(&mut body, 9, &[9]);
         option(&mut body, 0, &[]);
         block(&mut self.out, 1, &body)?;
-        self.snaplens.push(if snaplen == 0 { u32::MAX } else { snaplen });
+        self.snaplens
+            .push(if snaplen == 0 { u32::MAX } else { snaplen });
         Ok((self.snaplens.len() - 1) as u32)
     }
 
     /// Writes one enhanced packet block.
-    pub fn write(&mut self, interface: u32, ts_ns: u64, orig_len: u32, data: &[u8]) -> io::Result<()> {
-        let snap = self.snaplens.get(interface as usize).copied().unwrap_or(u32::MAX);
+    pub fn write(
+        &mut self,
+        interface: u32,
+        ts_ns: u64,
+        orig_len: u32,
+        data: &[u8],
+    ) -> io::Result<()> {
+        let snap = self
+            .snaplens
+            .get(interface as usize)
+            .copied()
+            .unwrap_or(u32::MAX);
         let cap = data.len().min(snap as usize);
         let pad = pad4(cap);
         let len = (32 + cap + pad) as u32;

@@ -8,7 +8,11 @@ mod timefmt;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "rdmascope", version, about = "Capture, decode and diagnose RDMA traffic (InfiniBand, RoCEv1, RoCEv2)")]
+#[command(
+    name = "rdmascope",
+    version,
+    about = "Capture, decode and diagnose RDMA traffic (InfiniBand, RoCEv1, RoCEv2)"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -28,7 +32,9 @@ fn main() -> std::process::ExitCode {
     match r {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            {
                 return std::process::ExitCode::SUCCESS;
             }
             eprintln!("rdmascope: error: {e:#}");

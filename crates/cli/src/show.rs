@@ -37,9 +37,15 @@ pub struct ShowArgs {
 
 /// Decode options from the common flags.
 pub fn decode_options(roce_ports: &[u16], no_crc: bool) -> Result<DecodeOptions> {
-    let mut o = DecodeOptions { verify_crc: !no_crc, ..Default::default() };
+    let mut o = DecodeOptions {
+        verify_crc: !no_crc,
+        ..Default::default()
+    };
     for &p in roce_ports {
-        anyhow::ensure!(o.add_roce_port(p), "too many --roce-port values (at most 7 besides 4791)");
+        anyhow::ensure!(
+            o.add_roce_port(p),
+            "too many --roce-port values (at most 7 besides 4791)"
+        );
     }
     Ok(o)
 }
@@ -74,7 +80,11 @@ pub fn run(a: &ShowArgs) -> Result<()> {
             };
             number += 1;
             let frame = Frame::decode(rec.linktype, rec.data, rec.orig_len, &opts);
-            let meta = RecordMeta { number, ts_ns: rec.ts_ns, interface: rec.interface };
+            let meta = RecordMeta {
+                number,
+                ts_ns: rec.ts_ns,
+                interface: rec.interface,
+            };
             if let Some(f) = &filter {
                 if !f.matches(&meta, &frame) {
                     continue;

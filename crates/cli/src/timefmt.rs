@@ -18,7 +18,14 @@ fn civil(days: i64) -> (i64, u32, u32) {
 pub fn time_of_day(out: &mut impl std::fmt::Write, ns: u64) -> std::fmt::Result {
     let s = ns / 1_000_000_000;
     let t = s % 86_400;
-    write!(out, "{:02}:{:02}:{:02}.{:09}", t / 3600, t / 60 % 60, t % 60, ns % 1_000_000_000)
+    write!(
+        out,
+        "{:02}:{:02}:{:02}.{:09}",
+        t / 3600,
+        t / 60 % 60,
+        t % 60,
+        ns % 1_000_000_000
+    )
 }
 
 /// `YYYY-MM-DD HH:MM:SS.nnnnnnnnn UTC`.
@@ -36,7 +43,13 @@ mod tests {
     #[test]
     fn dates() {
         assert_eq!(super::date_time(0), "1970-01-01 00:00:00.000000000 UTC");
-        assert_eq!(super::date_time(1_210_794_479_499_693_535), "2008-05-14 19:47:59.499693535 UTC");
-        assert_eq!(super::date_time(951_782_400_000_000_000), "2000-02-29 00:00:00.000000000 UTC");
+        assert_eq!(
+            super::date_time(1_210_794_479_499_693_535),
+            "2008-05-14 19:47:59.499693535 UTC"
+        );
+        assert_eq!(
+            super::date_time(951_782_400_000_000_000),
+            "2000-02-29 00:00:00.000000000 UTC"
+        );
     }
 }

@@ -9,7 +9,9 @@ use std::process::Command;
 use rdmascope_capture::{PcapWriter, PcapngWriter};
 
 fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
 }
 
 /// Frames from shared/reference/icrc-vectors.md (V2 CNP, V3 SEND, V6 WRITE, V7 ACK, V8 NAK,
@@ -43,17 +45,27 @@ fn vectors_pcap() -> std::path::PathBuf {
     let mut w = PcapWriter::new(std::fs::File::create(&p).unwrap(), 1, 65535).unwrap();
     for (i, h) in FRAMES.iter().enumerate() {
         let d = unhex(h);
-        w.write(1_700_000_000_000_000_000 + i as u64 * 1500, d.len() as u32, &d).unwrap();
+        w.write(
+            1_700_000_000_000_000_000 + i as u64 * 1500,
+            d.len() as u32,
+            &d,
+        )
+        .unwrap();
     }
     let d = unhex(FRAMES[2]);
-    w.write(1_700_000_000_000_100_000, d.len() as u32, &d[..60]).unwrap();
+    w.write(1_700_000_000_000_100_000, d.len() as u32, &d[..60])
+        .unwrap();
     w.flush().unwrap();
     p
 }
 
 fn run(args: &[&str]) -> (String, String, bool) {
     let o = bin().args(args).output().unwrap();
-    (String::from_utf8(o.stdout).unwrap(), String::from_utf8(o.stderr).unwrap(), o.status.success())
+    (
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+        o.status.success(),
+    )
 }
 
 #[test]
@@ -67,7 +79,13 @@ fn one_line_output() {
 #[test]
 fn verbose_output() {
     let p = vectors_pcap();
-    let (out, err, ok) = run(&["show", "-V", "-Y", "frame.number == 3 || frame.number == 5", p.to_str().unwrap()]);
+    let (out, err, ok) = run(&[
+        "show",
+        "-V",
+        "-Y",
+        "frame.number == 3 || frame.number == 5",
+        p.to_str().unwrap(),
+    ]);
     assert!(ok, "{err}");
     insta::assert_snapshot!("vectors_tree", out);
 }
@@ -77,12 +95,19 @@ fn json_output_is_ndjson_with_documented_keys() {
     let p = vectors_pcap();
     let (out, err, ok) = run(&["show", "--json", p.to_str().unwrap()]);
     assert!(ok, "{err}");
-    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/json.md")).unwrap();
-    let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/json.md"))
+        .unwrap();
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), FRAMES.len() + 1);
     for obj in &lines {
         for k in obj.as_object().unwrap().keys() {
-            assert!(docs.contains(&format!("`{k}`")), "key {k} is not documented in docs/json.md");
+            assert!(
+                docs.contains(&format!("`{k}`")),
+                "key {k} is not documented in docs/json.md"
+            );
         }
     }
     assert_eq!(lines[0]["bth.opcode"], 129);
@@ -112,14 +137,24 @@ fn json_output_is_ndjson_with_documented_keys() {
 fn filter_and_count() {
     let p = vectors_pcap();
     let p = p.to_str().unwrap();
-    let (out, _, ok) = run(&["show", "-Y", "bth.destqp == 0xc6 && bth.opcode == RC_ACKNOWLEDGE", p]);
+    let (out, _, ok) = run(&[
+        "show",
+        "-Y",
+        "bth.destqp == 0xc6 && bth.opcode == RC_ACKNOWLEDGE",
+        p,
+    ]);
     assert!(ok);
     assert_eq!(out.lines().count(), 2);
     let (out, _, _) = run(&["show", "-Y", "aeth.nak == psn_sequence_error", p]);
     assert_eq!(out.lines().count(), 1);
     let (out, _, _) = run(&["show", "-c", "3", p]);
     assert_eq!(out.lines().count(), 3);
-    let (out, _, _) = run(&["show", "-Y", "macc.opcode == 0x0101 || vlan.priority == 3", p]);
+    let (out, _, _) = run(&[
+        "show",
+        "-Y",
+        "macc.opcode == 0x0101 || vlan.priority == 3",
+        p,
+    ]);
     assert_eq!(out.lines().count(), 2);
     let (_, err, ok) = run(&["show", "-Y", "bth.psn ==", p]);
     assert!(!ok);
@@ -131,13 +166,19 @@ fn gzip_is_read_transparently() {
     let p = vectors_pcap();
     let raw = std::fs::read(&p).unwrap();
     let gz = tmp("vectors.pcap.gz");
-    let mut e = flate2::write::GzEncoder::new(std::fs::File::create(&gz).unwrap(), flate2::Compression::fast());
+    let mut e = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
     e.write_all(&raw).unwrap();
     e.finish().unwrap();
     // A name without .gz: detection is by magic.
     let renamed = tmp("vectors-compressed.bin");
     std::fs::rename(&gz, &renamed).unwrap();
-    assert_eq!(run(&["show", p.to_str().unwrap()]).0, run(&["show", renamed.to_str().unwrap()]).0);
+    assert_eq!(
+        run(&["show", p.to_str().unwrap()]).0,
+        run(&["show", renamed.to_str().unwrap()]).0
+    );
 }
 
 #[test]
@@ -146,11 +187,14 @@ fn pcapng_sections_interfaces_and_link_types() {
     let mut buf = Vec::new();
     {
         let mut w = PcapngWriter::new(&mut buf, Some("section one")).unwrap();
-        let eth = w.add_interface(1, 0, Some("eth0"), Some(100_000_000_000)).unwrap();
+        let eth = w
+            .add_interface(1, 0, Some("eth0"), Some(100_000_000_000))
+            .unwrap();
         let raw = w.add_interface(101, 0, Some("raw"), None).unwrap();
         let v3 = unhex(FRAMES[1]);
         w.write(eth, 1_000_000_001, v3.len() as u32, &v3).unwrap();
-        w.write(raw, 1_000_000_002, (v3.len() - 14) as u32, &v3[14..]).unwrap();
+        w.write(raw, 1_000_000_002, (v3.len() - 14) as u32, &v3[14..])
+            .unwrap();
     }
     {
         // A second section with Linux cooked v1 and v2 interfaces.
@@ -161,16 +205,24 @@ fn pcapng_sections_interfaces_and_link_types() {
         let mut a = vec![0, 0, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0, 0x08, 0x00];
         a.extend_from_slice(&v3[14..]);
         w.write(sll, 2_000_000_000, a.len() as u32, &a).unwrap();
-        let mut b = vec![0x08, 0x00, 0, 0, 0, 0, 0, 3, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0];
+        let mut b = vec![
+            0x08, 0x00, 0, 0, 0, 0, 0, 3, 0, 1, 0, 6, 2, 0, 0, 0, 0, 1, 0, 0,
+        ];
         b.extend_from_slice(&v3[14..]);
         w.write(sll2, 2_000_000_001, b.len() as u32, &b).unwrap();
     }
     std::fs::write(&p, &buf).unwrap();
     let (out, err, ok) = run(&["show", "--json", p.to_str().unwrap()]);
     assert!(ok, "{err}");
-    let v: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let v: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(v.len(), 4);
-    let ifaces: Vec<u64> = v.iter().map(|x| x["frame.interface_id"].as_u64().unwrap()).collect();
+    let ifaces: Vec<u64> = v
+        .iter()
+        .map(|x| x["frame.interface_id"].as_u64().unwrap())
+        .collect();
     assert_eq!(ifaces, [0, 1, 2, 3]);
     for x in &v {
         assert_eq!(x["bth.opcode"], 4);
@@ -217,7 +269,10 @@ fn truncated_file_prints_what_it_can_then_fails() {
     assert!(!ok);
     assert_eq!(out.lines().count(), FRAMES.len());
     assert!(err.contains("cut.pcap"), "{err}");
-    assert!(err.contains(&format!("record {}", FRAMES.len() + 1)), "{err}");
+    assert!(
+        err.contains(&format!("record {}", FRAMES.len() + 1)),
+        "{err}"
+    );
     assert!(err.contains("byte offset"), "{err}");
 }
 
@@ -241,7 +296,9 @@ fn non_capture_and_unknown_link_type_are_refused() {
     assert!(!ok);
     assert!(err.contains("not a capture file"), "{err}");
     let u = tmp("wifi.pcap");
-    let f = PcapWriter::new(Vec::new(), 105, 65535).unwrap().into_inner();
+    let f = PcapWriter::new(Vec::new(), 105, 65535)
+        .unwrap()
+        .into_inner();
     std::fs::write(&u, f).unwrap();
     let (_, err, ok) = run(&["show", u.to_str().unwrap()]);
     assert!(!ok);
@@ -254,7 +311,8 @@ fn non_capture_and_unknown_link_type_are_refused() {
 #[test]
 fn ib_linktype_247() {
     // I1 from icrc-vectors.md with its VCRC (little-endian).
-    let mut d = unhex("00020002000a00010400ffff0000001180000100000102030405060708090a0b0c0d0e0f88db96b9");
+    let mut d =
+        unhex("00020002000a00010400ffff0000001180000100000102030405060708090a0b0c0d0e0f88db96b9");
     d.extend_from_slice(&0xc794u16.to_le_bytes());
     let p = tmp("ib.pcap");
     let mut w = PcapWriter::new(std::fs::File::create(&p).unwrap(), 247, 65535).unwrap();
@@ -275,7 +333,10 @@ fn corpus_snapshots() {
         ("rocev2_softroce_rdmacm_write-read.pcap", &[]),
         ("ib_erf_sm-sa-cm-ipoib_rc-send-ack.pcap", &["-c", "12"]),
         ("rocev1_ethertype8915_rc-send_nfs-rdma.pcap", &["-c", "6"]),
-        ("rocev2_nvme-rdma_discover_cm.pcap", &["-Y", "cm.message || bth.opcode == RC_RDMA_WRITE_FIRST"]),
+        (
+            "rocev2_nvme-rdma_discover_cm.pcap",
+            &["-Y", "cm.message || bth.opcode == RC_RDMA_WRITE_FIRST"],
+        ),
         ("ipoib_linktype-ipoib_icmp-tcp-arp.pcap", &["-c", "5"]),
         ("lldp_dcbx_pfc-config.pcap", &[]),
     ];
@@ -291,21 +352,37 @@ fn corpus_snapshots() {
     }
     insta::assert_snapshot!("corpus_line", all);
     let f = dir.join("rocev2_softroce_rdmacm_write-read.pcap");
-    let (out, _, ok) = run(&["show", "-V", "-Y", "frame.number == 1 || frame.number == 9", f.to_str().unwrap()]);
+    let (out, _, ok) = run(&[
+        "show",
+        "-V",
+        "-Y",
+        "frame.number == 1 || frame.number == 9",
+        f.to_str().unwrap(),
+    ]);
     assert!(ok);
     insta::assert_snapshot!("corpus_tree", out);
 }
 
 #[test]
 fn every_field_name_is_documented() {
-    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/json.md")).unwrap();
-    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../wire/src/fields.rs")).unwrap();
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/json.md"))
+        .unwrap();
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../wire/src/fields.rs"
+    ))
+    .unwrap();
     let mut n = 0;
     for part in src.split('"').skip(1).step_by(2) {
-        let looks_like_key = part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '_')
+        let looks_like_key = part
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '_')
             && (part.contains('.') || matches!(part, "immdt" | "ieth" | "icrc" | "vcrc" | "lldp"));
         if looks_like_key {
-            assert!(docs.contains(&format!("`{part}`")), "{part} is not documented in docs/json.md");
+            assert!(
+                docs.contains(&format!("`{part}`")),
+                "{part} is not documented in docs/json.md"
+            );
             n += 1;
         }
     }

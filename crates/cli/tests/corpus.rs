@@ -29,12 +29,29 @@ fn expected(sources: &str) -> HashMap<String, Option<Counts>> {
             continue;
         }
         let num_before = |word: &str| -> u64 {
-            let i = icrc.find(word).unwrap_or_else(|| panic!("no '{word}' in {icrc}"));
-            let digits: String = icrc[..i].chars().rev().take_while(|c| c.is_ascii_digit()).collect();
+            let i = icrc
+                .find(word)
+                .unwrap_or_else(|| panic!("no '{word}' in {icrc}"));
+            let digits: String = icrc[..i]
+                .chars()
+                .rev()
+                .take_while(|c| c.is_ascii_digit())
+                .collect();
             digits.chars().rev().collect::<String>().parse().unwrap()
         };
-        let truncated = if icrc.contains("sliced") { num_before(" sliced") } else { 0 };
-        m.insert(name, Some(Counts { ok: num_before(" ok"), bad: num_before(" bad"), truncated }));
+        let truncated = if icrc.contains("sliced") {
+            num_before(" sliced")
+        } else {
+            0
+        };
+        m.insert(
+            name,
+            Some(Counts {
+                ok: num_before(" ok"),
+                bad: num_before(" bad"),
+                truncated,
+            }),
+        );
     }
     m
 }
@@ -53,19 +70,28 @@ fn corpus_decodes_and_icrc_counts_match_sources() {
         let mut vcrc_bad = 0;
         for rec in common::read_all(&path) {
             let f = rec.decode(&opts);
-            assert!(f.error.is_none(), "{name} frame {}: {}", rec.number, f.error.unwrap());
+            assert!(
+                f.error.is_none(),
+                "{name} frame {}: {}",
+                rec.number,
+                f.error.unwrap()
+            );
             match f.icrc {
                 Some(IcrcStatus::Ok) => got.ok += 1,
                 Some(IcrcStatus::Bad) => got.bad += 1,
                 Some(IcrcStatus::Truncated) => got.truncated += 1,
-                Some(IcrcStatus::Unverifiable) => panic!("{name} frame {}: ICRC unverifiable", rec.number),
+                Some(IcrcStatus::Unverifiable) => {
+                    panic!("{name} frame {}: ICRC unverifiable", rec.number)
+                }
                 None => {}
             }
             if f.vcrc == Some(IcrcStatus::Bad) {
                 vcrc_bad += 1;
             }
         }
-        let want = exp.get(&name).unwrap_or_else(|| panic!("{name} is not in SOURCES.md"));
+        let want = exp
+            .get(&name)
+            .unwrap_or_else(|| panic!("{name} is not in SOURCES.md"));
         match want {
             Some(w) => assert_eq!(&got, w, "{name}: ICRC counts"),
             None => assert_eq!(got, Counts::default(), "{name}: SOURCES.md says n/a"),
@@ -79,6 +105,13 @@ fn corpus_decodes_and_icrc_counts_match_sources() {
 fn sources_table_parses() {
     let t = "| `a.pcap` | 1 | 2 | r | p | c | l | v2 105 ok/0 bad | x |\n| `b.pcap` | 1 | 2 | r | p | c | l | n/a | x |";
     let e = expected(t);
-    assert_eq!(e["a.pcap"], Some(Counts { ok: 105, bad: 0, truncated: 0 }));
+    assert_eq!(
+        e["a.pcap"],
+        Some(Counts {
+            ok: 105,
+            bad: 0,
+            truncated: 0
+        })
+    );
     assert_eq!(e["b.pcap"], None);
 }

@@ -98,7 +98,9 @@ fn norm_ours(v: Value<'_>) -> Norm {
 #[test]
 fn fields_equal_tshark() {
     let Some(dir) = common::corpus() else { return };
-    let Some(tshark) = common::tshark() else { return };
+    let Some(tshark) = common::tshark() else {
+        return;
+    };
     let opts = DecodeOptions::default();
     let mut compared = 0u64;
     let mut exceptions = 0u64;
@@ -106,13 +108,24 @@ fn fields_equal_tshark() {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let recs = common::read_all(&path);
         let mut cmd = std::process::Command::new(tshark);
-        cmd.arg("-n").arg("-r").arg(&path).args(["--disable-protocol", "tftp", "-T", "fields", "-E", "occurrence=f"]);
+        cmd.arg("-n").arg("-r").arg(&path).args([
+            "--disable-protocol",
+            "tftp",
+            "-T",
+            "fields",
+            "-E",
+            "occurrence=f",
+        ]);
         cmd.args(["-e", "frame.number"]);
         for f in FIELDS {
             cmd.args(["-e", &format!("infiniband.{f}")]);
         }
         let out = cmd.output().expect("run tshark");
-        assert!(out.status.success(), "tshark failed on {name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "tshark failed on {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let text = String::from_utf8(out.stdout).unwrap();
         let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
         assert_eq!(rows.len(), recs.len(), "{name}: frame count");
@@ -122,7 +135,11 @@ fn fields_equal_tshark() {
             if frame.bth.is_none() {
                 continue;
             }
-            let meta = RecordMeta { number: rec.number, ts_ns: rec.ts_ns, interface: 0 };
+            let meta = RecordMeta {
+                number: rec.number,
+                ts_ns: rec.ts_ns,
+                interface: 0,
+            };
             for (i, f) in FIELDS.iter().enumerate() {
                 let theirs = row.get(i + 1).and_then(|s| norm_tshark(s));
                 let ours = fields::get(&meta, &frame, f).map(norm_ours);
@@ -132,13 +149,19 @@ fn fields_equal_tshark() {
                     }
                     continue;
                 }
-                assert_eq!(ours, theirs, "{name} frame {} field {f}: ours vs tshark", rec.number);
+                assert_eq!(
+                    ours, theirs,
+                    "{name} frame {} field {f}: ours vs tshark",
+                    rec.number
+                );
                 if ours.is_some() {
                     compared += 1;
                 }
             }
         }
     }
-    eprintln!("compared {compared} field values with tshark; {exceptions} documented DC differences");
+    eprintln!(
+        "compared {compared} field values with tshark; {exceptions} documented DC differences"
+    );
     assert!(compared > 10_000, "too few values compared: {compared}");
 }

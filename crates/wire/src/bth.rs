@@ -122,10 +122,13 @@ impl BthRepr {
     }
     pub fn emit(&self, b: &mut [u8]) {
         b[field::OPCODE] = self.opcode;
-        b[field::SE_M_PAD_TVER] =
-            (u8::from(self.se) << 7) | (u8::from(self.m) << 6) | ((self.padcnt & 3) << 4) | (self.tver & 0xf);
+        b[field::SE_M_PAD_TVER] = (u8::from(self.se) << 7)
+            | (u8::from(self.m) << 6)
+            | ((self.padcnt & 3) << 4)
+            | (self.tver & 0xf);
         put16(b, field::PKEY.start, self.pkey);
-        b[field::RESV8A] = (u8::from(self.fecn) << 7) | (u8::from(self.becn) << 6) | (self.resv6 & 0x3f);
+        b[field::RESV8A] =
+            (u8::from(self.fecn) << 7) | (u8::from(self.becn) << 6) | (self.resv6 & 0x3f);
         put24(b, field::DESTQP.start, self.destqp);
         b[field::A_RESV7] = (u8::from(self.ackreq) << 7) | (self.resv7 & 0x7f);
         put24(b, field::PSN.start, self.psn);

@@ -91,7 +91,11 @@ pub struct EthernetRepr {
 impl EthernetRepr {
     pub fn parse<T: AsRef<[u8]>>(f: &EthernetFrame<T>) -> Result<Self> {
         f.check_len()?;
-        Ok(Self { dst: f.dst_addr(), src: f.src_addr(), ethertype: f.ethertype() })
+        Ok(Self {
+            dst: f.dst_addr(),
+            src: f.src_addr(),
+            ethertype: f.ethertype(),
+        })
     }
     pub const fn buffer_len(&self) -> usize {
         HEADER_LEN
@@ -135,7 +139,8 @@ impl VlanRepr {
         })
     }
     pub fn emit(&self, b: &mut [u8]) {
-        let tci = (u16::from(self.pcp & 7) << 13) | (u16::from(self.dei) << 12) | (self.vid & 0xfff);
+        let tci =
+            (u16::from(self.pcp & 7) << 13) | (u16::from(self.dei) << 12) | (self.vid & 0xfff);
         put16(b, 0, tci);
         put16(b, 2, self.ethertype);
     }
@@ -143,7 +148,10 @@ impl VlanRepr {
 
 /// True for the TPIDs rdmascope unwraps as VLAN tags.
 pub fn is_vlan_tpid(t: u16) -> bool {
-    matches!(t, ethertype::VLAN | ethertype::QINQ | ethertype::QINQ_LEGACY)
+    matches!(
+        t,
+        ethertype::VLAN | ethertype::QINQ | ethertype::QINQ_LEGACY
+    )
 }
 
 #[cfg(test)]
@@ -170,7 +178,13 @@ mod tests {
 
     #[test]
     fn short_is_truncated() {
-        assert_eq!(EthernetFrame::new_checked(&[0u8; 13][..]).unwrap_err(), Error::Truncated);
-        assert_eq!(VlanRepr::parse(0x8100, &[0u8; 3]).unwrap_err(), Error::Truncated);
+        assert_eq!(
+            EthernetFrame::new_checked(&[0u8; 13][..]).unwrap_err(),
+            Error::Truncated
+        );
+        assert_eq!(
+            VlanRepr::parse(0x8100, &[0u8; 3]).unwrap_err(),
+            Error::Truncated
+        );
     }
 }

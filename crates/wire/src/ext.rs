@@ -22,7 +22,9 @@ impl Rdeth {
     pub const LEN: usize = 4;
     pub fn parse(b: &[u8]) -> Result<Self> {
         need!(b, Self::LEN);
-        Ok(Self { ee_context: be24(b, 1) })
+        Ok(Self {
+            ee_context: be24(b, 1),
+        })
     }
     pub fn emit(&self, b: &mut [u8]) {
         b[0] = 0;
@@ -42,7 +44,10 @@ impl Deth {
     pub const GSI_QKEY: u32 = 0x8001_0000;
     pub fn parse(b: &[u8]) -> Result<Self> {
         need!(b, Self::LEN);
-        Ok(Self { qkey: be32(b, 0), src_qp: be24(b, 5) })
+        Ok(Self {
+            qkey: be32(b, 0),
+            src_qp: be24(b, 5),
+        })
     }
     pub fn emit(&self, b: &mut [u8]) {
         put32(b, 0, self.qkey);
@@ -60,7 +65,9 @@ impl Xrceth {
     pub const LEN: usize = 4;
     pub fn parse(b: &[u8]) -> Result<Self> {
         need!(b, Self::LEN);
-        Ok(Self { xrc_srq: be24(b, 1) })
+        Ok(Self {
+            xrc_srq: be24(b, 1),
+        })
     }
     pub fn emit(&self, b: &mut [u8]) {
         b[0] = 0;
@@ -79,10 +86,17 @@ impl Feth {
     pub fn parse(b: &[u8]) -> Result<Self> {
         need!(b, Self::LEN);
         let w = be32(b, 0);
-        Ok(Self { selectivity: ((w >> 4) & 3) as u8, placement: (w & 0xf) as u8 })
+        Ok(Self {
+            selectivity: ((w >> 4) & 3) as u8,
+            placement: (w & 0xf) as u8,
+        })
     }
     pub fn emit(&self, b: &mut [u8]) {
-        put32(b, 0, (u32::from(self.selectivity & 3) << 4) | u32::from(self.placement & 0xf));
+        put32(
+            b,
+            0,
+            (u32::from(self.selectivity & 3) << 4) | u32::from(self.placement & 0xf),
+        );
     }
 }
 
@@ -97,7 +111,11 @@ impl Reth {
     pub const LEN: usize = 16;
     pub fn parse(b: &[u8]) -> Result<Self> {
         need!(b, Self::LEN);
-        Ok(Self { va: be64(b, 0), rkey: be32(b, 8), dma_len: be32(b, 12) })
+        Ok(Self {
+            va: be64(b, 0),
+            rkey: be32(b, 8),
+            dma_len: be32(b, 12),
+        })
     }
     pub fn emit(&self, b: &mut [u8]) {
         put64(b, 0, self.va);
@@ -118,7 +136,12 @@ impl AtomicEth {
     pub const LEN: usize = 28;
     pub fn parse(b: &[u8]) -> Result<Self> {
         need!(b, Self::LEN);
-        Ok(Self { va: be64(b, 0), rkey: be32(b, 8), swap_add: be64(b, 12), compare: be64(b, 20) })
+        Ok(Self {
+            va: be64(b, 0),
+            rkey: be32(b, 8),
+            swap_add: be64(b, 12),
+            compare: be64(b, 20),
+        })
     }
     pub fn emit(&self, b: &mut [u8]) {
         put64(b, 0, self.va);
@@ -164,8 +187,8 @@ pub fn nak_name(code: u8) -> &'static str {
 
 /// RNR timer code → minimum delay in microseconds ×100 (0.01 ms units), Table 45.
 const RNR_TIMER_10US: [u32; 32] = [
-    65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096,
-    6144, 8192, 12288, 16384, 24576, 32768, 49152,
+    65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536,
+    2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152,
 ];
 
 /// The RNR NAK timer in microseconds.
@@ -176,8 +199,8 @@ pub fn rnr_timer_us(code: u8) -> u32 {
 /// End-to-end credit code → number of credits (§9.7.7.2.4); `None` for code 31 (invalid).
 pub fn credits(code: u8) -> Option<u32> {
     const T: [u32; 31] = [
-        0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072,
-        4096, 6144, 8192, 12288, 16384, 24576, 32768,
+        0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536,
+        2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768,
     ];
     T.get(code as usize).copied()
 }
@@ -192,7 +215,10 @@ impl Aeth {
     pub const LEN: usize = 4;
     pub fn parse(b: &[u8]) -> Result<Self> {
         need!(b, Self::LEN);
-        Ok(Self { syndrome: b[0], msn: be24(b, 1) })
+        Ok(Self {
+            syndrome: b[0],
+            msn: be24(b, 1),
+        })
     }
     pub fn emit(&self, b: &mut [u8]) {
         b[0] = self.syndrome;
@@ -218,7 +244,9 @@ impl AtomicAckEth {
     pub const LEN: usize = 8;
     pub fn parse(b: &[u8]) -> Result<Self> {
         need!(b, Self::LEN);
-        Ok(Self { orig_data: be64(b, 0) })
+        Ok(Self {
+            orig_data: be64(b, 0),
+        })
     }
     pub fn emit(&self, b: &mut [u8]) {
         put64(b, 0, self.orig_data);
@@ -243,9 +271,10 @@ pub struct ExtHeaders {
 }
 
 impl ExtHeaders {
-    /// Parses the headers in `set` (`opcode::ext` bits) in wire order from `b`.
-    /// On a short buffer, returns the headers decoded so far and the offset where it stopped.
-    pub fn parse(set: u16, b: &[u8]) -> core::result::Result<(Self, usize), (Self, usize)> {
+    /// Parses the headers in `set` (`opcode::ext` bits) in wire order from `b`: the headers and
+    /// `Ok(length)`, or on a short buffer the headers decoded so far and `Err(offset)` where it
+    /// stopped.
+    pub fn parse(set: u16, b: &[u8]) -> (Self, core::result::Result<usize, usize>) {
         let mut h = Self::default();
         let mut off = 0;
         for &(bit, len) in ext::ORDER.iter() {
@@ -253,7 +282,7 @@ impl ExtHeaders {
                 continue;
             }
             let Some(s) = b.get(off..off + len) else {
-                return Err((h, off));
+                return (h, Err(off));
             };
             // Lengths were checked above, so the parsers cannot fail here.
             match bit {
@@ -270,7 +299,7 @@ impl ExtHeaders {
             }
             off += len;
         }
-        Ok((h, off))
+        (h, Ok(off))
     }
 
     /// The `opcode::ext` bits of the headers present.
@@ -335,23 +364,51 @@ mod tests {
     use proptest::prelude::*;
 
     fn any_ext(set: u16) -> impl Strategy<Value = ExtHeaders> {
-        (any::<u32>(), any::<u64>(), any::<u64>(), any::<u64>(), any::<u32>(), any::<u8>()).prop_map(
-            move |(a, b, c, d, e, f)| {
+        (
+            any::<u32>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<u32>(),
+            any::<u8>(),
+        )
+            .prop_map(move |(a, b, c, d, e, f)| {
                 let on = |bit| set & bit != 0;
                 ExtHeaders {
-                    rdeth: on(ext::RDETH).then_some(Rdeth { ee_context: a & 0xff_ffff }),
-                    deth: on(ext::DETH).then_some(Deth { qkey: e, src_qp: a & 0xff_ffff }),
-                    xrceth: on(ext::XRCETH).then_some(Xrceth { xrc_srq: e & 0xff_ffff }),
-                    feth: on(ext::FETH).then_some(Feth { selectivity: f & 3, placement: f >> 4 }),
-                    reth: on(ext::RETH).then_some(Reth { va: b, rkey: e, dma_len: a }),
-                    atomiceth: on(ext::ATOMICETH).then_some(AtomicEth { va: b, rkey: a, swap_add: c, compare: d }),
-                    aeth: on(ext::AETH).then_some(Aeth { syndrome: f, msn: e & 0xff_ffff }),
+                    rdeth: on(ext::RDETH).then_some(Rdeth {
+                        ee_context: a & 0xff_ffff,
+                    }),
+                    deth: on(ext::DETH).then_some(Deth {
+                        qkey: e,
+                        src_qp: a & 0xff_ffff,
+                    }),
+                    xrceth: on(ext::XRCETH).then_some(Xrceth {
+                        xrc_srq: e & 0xff_ffff,
+                    }),
+                    feth: on(ext::FETH).then_some(Feth {
+                        selectivity: f & 3,
+                        placement: f >> 4,
+                    }),
+                    reth: on(ext::RETH).then_some(Reth {
+                        va: b,
+                        rkey: e,
+                        dma_len: a,
+                    }),
+                    atomiceth: on(ext::ATOMICETH).then_some(AtomicEth {
+                        va: b,
+                        rkey: a,
+                        swap_add: c,
+                        compare: d,
+                    }),
+                    aeth: on(ext::AETH).then_some(Aeth {
+                        syndrome: f,
+                        msn: e & 0xff_ffff,
+                    }),
                     atomicacketh: on(ext::ATOMICACKETH).then_some(AtomicAckEth { orig_data: d }),
                     immdt: on(ext::IMMDT).then_some(a),
                     ieth: on(ext::IETH).then_some(e),
                 }
-            },
-        )
+            })
     }
 
     proptest! {
@@ -361,8 +418,8 @@ mod tests {
             let mut b = [0u8; 64];
             let n = h.emit(&mut b);
             prop_assert_eq!(n, info.ext_len());
-            let (back, m) = ExtHeaders::parse(info.ext, &b[..n]).unwrap();
-            prop_assert_eq!(m, n);
+            let (back, m) = ExtHeaders::parse(info.ext, &b[..n]);
+            prop_assert_eq!(m, Ok(n));
             prop_assert_eq!(back, h);
         }
         #[test]
@@ -373,11 +430,48 @@ mod tests {
 
     #[test]
     fn aeth_kinds() {
-        assert_eq!(Aeth { syndrome: 0x1f, msn: 0 }.kind(), AethKind::Ack { credit_code: 31 });
-        assert_eq!(Aeth { syndrome: 0x2e, msn: 0 }.kind(), AethKind::RnrNak { timer_code: 14 });
-        assert_eq!(Aeth { syndrome: 0x60, msn: 0 }.kind(), AethKind::Nak { code: 0 });
-        assert_eq!(Aeth { syndrome: 0x62, msn: 0 }.kind(), AethKind::Nak { code: nak::REMOTE_ACCESS_ERROR });
-        assert_eq!(Aeth { syndrome: 0x41, msn: 0 }.kind(), AethKind::Reserved { value: 1 });
+        assert_eq!(
+            Aeth {
+                syndrome: 0x1f,
+                msn: 0
+            }
+            .kind(),
+            AethKind::Ack { credit_code: 31 }
+        );
+        assert_eq!(
+            Aeth {
+                syndrome: 0x2e,
+                msn: 0
+            }
+            .kind(),
+            AethKind::RnrNak { timer_code: 14 }
+        );
+        assert_eq!(
+            Aeth {
+                syndrome: 0x60,
+                msn: 0
+            }
+            .kind(),
+            AethKind::Nak { code: 0 }
+        );
+        assert_eq!(
+            Aeth {
+                syndrome: 0x62,
+                msn: 0
+            }
+            .kind(),
+            AethKind::Nak {
+                code: nak::REMOTE_ACCESS_ERROR
+            }
+        );
+        assert_eq!(
+            Aeth {
+                syndrome: 0x41,
+                msn: 0
+            }
+            .kind(),
+            AethKind::Reserved { value: 1 }
+        );
         assert_eq!(rnr_timer_us(0), 655_360);
         assert_eq!(rnr_timer_us(14), 1_280);
         assert_eq!(rnr_timer_us(31), 491_520);

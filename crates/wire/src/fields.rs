@@ -4,8 +4,8 @@
 
 use crate::ext::AethKind;
 use crate::frame::{DecodeError, Frame, LinkHeader, Other};
-use crate::mad::{self, CmMessage};
 use crate::macctl::MacControl;
+use crate::mad::{self, CmMessage};
 use crate::opcode::OpInfo;
 
 /// A field's value.
@@ -40,7 +40,11 @@ impl core::fmt::Display for Value<'_> {
         match *self {
             Self::U(v) => write!(f, "{v}"),
             Self::Bool(b) => write!(f, "{}", u8::from(b)),
-            Self::Mac(m) => write!(f, "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5]),
+            Self::Mac(m) => write!(
+                f,
+                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                m[0], m[1], m[2], m[3], m[4], m[5]
+            ),
             Self::Ipv4(a) => write!(f, "{}", core::net::Ipv4Addr::from(a)),
             Self::Ipv6(a) => write!(f, "{}", core::net::Ipv6Addr::from(a)),
             Self::Str(s) => f.write_str(s),
@@ -115,7 +119,12 @@ pub fn visit<'a>(m: &RecordMeta, fr: &Frame<'a>, f: &mut dyn FnMut(&'static str,
             let names = if i == 0 {
                 ["vlan.priority", "vlan.dei", "vlan.id", "vlan.etype"]
             } else {
-                ["vlan.inner.priority", "vlan.inner.dei", "vlan.inner.id", "vlan.inner.etype"]
+                [
+                    "vlan.inner.priority",
+                    "vlan.inner.dei",
+                    "vlan.inner.id",
+                    "vlan.inner.etype",
+                ]
             };
             f(names[0], U(u64::from(v.pcp)));
             f(names[1], Bool(v.dei));
@@ -180,7 +189,14 @@ pub fn visit<'a>(m: &RecordMeta, fr: &Frame<'a>, f: &mut dyn FnMut(&'static str,
         f("udp.checksum", U(u64::from(u.checksum)));
     }
     match fr.other {
-        Some(Other::Tcp { src_port, dst_port, seq, ack, flags, payload_len }) => {
+        Some(Other::Tcp {
+            src_port,
+            dst_port,
+            seq,
+            ack,
+            flags,
+            payload_len,
+        }) => {
             f("tcp.srcport", U(u64::from(src_port)));
             f("tcp.dstport", U(u64::from(dst_port)));
             f("tcp.seq_raw", U(u64::from(seq)));
@@ -196,7 +212,11 @@ pub fn visit<'a>(m: &RecordMeta, fr: &Frame<'a>, f: &mut dyn FnMut(&'static str,
             f("icmpv6.type", U(u64::from(ty)));
             f("icmpv6.code", U(u64::from(code)));
         }
-        Some(Other::Arp { op, sender_ip, target_ip }) => {
+        Some(Other::Arp {
+            op,
+            sender_ip,
+            target_ip,
+        }) => {
             f("arp.opcode", U(u64::from(op)));
             f("arp.src.proto_ipv4", Ipv4(sender_ip));
             f("arp.dst.proto_ipv4", Ipv4(target_ip));
@@ -318,7 +338,10 @@ fn visit_ext<'a>(fr: &Frame<'a>, f: &mut dyn FnMut(&'static str, Value<'a>)) {
             AethKind::RnrNak { timer_code } => {
                 f("aeth.kind", Str("RNR_NAK"));
                 f("aeth.syndrome.timer", U(u64::from(timer_code)));
-                f("aeth.rnr_timer_us", U(u64::from(crate::ext::rnr_timer_us(timer_code))));
+                f(
+                    "aeth.rnr_timer_us",
+                    U(u64::from(crate::ext::rnr_timer_us(timer_code))),
+                );
             }
             AethKind::Nak { code } => {
                 f("aeth.kind", Str("NAK"));
@@ -387,8 +410,14 @@ fn visit_cm<'a>(cm: &CmMessage, f: &mut dyn FnMut(&'static str, Value<'a>)) {
             f("cm.req.prim_subnetlocal", Bool(r.primary_subnet_local));
             f("cm.req.prim_localacktout", b(r.primary_local_ack_timeout));
             if mad::is_rdma_cm_service(r.service_id) {
-                f("cm.req.serviceid.protocol", b(mad::service_port_space(r.service_id)));
-                f("cm.req.serviceid.dport", U(u64::from(mad::service_port(r.service_id))));
+                f(
+                    "cm.req.serviceid.protocol",
+                    b(mad::service_port_space(r.service_id)),
+                );
+                f(
+                    "cm.req.serviceid.dport",
+                    U(u64::from(mad::service_port(r.service_id))),
+                );
             }
             if let Some(ip) = r.ip_cm {
                 f("cm.req.ip_cm.ipv", b(ip.ip_version));
@@ -484,4 +513,3 @@ pub fn get<'a>(m: &RecordMeta, fr: &Frame<'a>, name: &str) -> Option<Value<'a>> 
     });
     out
 }
-

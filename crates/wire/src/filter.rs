@@ -55,9 +55,40 @@ pub struct Filter {
 
 /// Layer prefixes a field name may start with.
 const PREFIXES: &[&str] = &[
-    "frame", "sll", "erf", "ipoib", "eth", "vlan", "macc", "ip", "ipv6", "udp", "tcp", "icmp", "icmpv6", "arp",
-    "lldp", "llc", "rdma", "lrh", "grh", "bth", "rdeth", "deth", "xrceth", "feth", "reth", "atomiceth", "aeth",
-    "atomicacketh", "immdt", "ieth", "mad", "cm", "icrc", "vcrc",
+    "frame",
+    "sll",
+    "erf",
+    "ipoib",
+    "eth",
+    "vlan",
+    "macc",
+    "ip",
+    "ipv6",
+    "udp",
+    "tcp",
+    "icmp",
+    "icmpv6",
+    "arp",
+    "lldp",
+    "llc",
+    "rdma",
+    "lrh",
+    "grh",
+    "bth",
+    "rdeth",
+    "deth",
+    "xrceth",
+    "feth",
+    "reth",
+    "atomiceth",
+    "aeth",
+    "atomicacketh",
+    "immdt",
+    "ieth",
+    "mad",
+    "cm",
+    "icrc",
+    "vcrc",
 ];
 
 fn canonical(name: &str) -> String {
@@ -124,7 +155,10 @@ fn lex(s: &str) -> Result<Vec<(usize, Tok)>, FilterError> {
                 i += 1;
             }
             if i == b.len() {
-                return Err(FilterError { pos: start, msg: "unterminated string".into() });
+                return Err(FilterError {
+                    pos: start,
+                    msg: "unterminated string".into(),
+                });
             }
             i += 1;
             out.push((start, Tok::Str(v)));
@@ -132,13 +166,18 @@ fn lex(s: &str) -> Result<Vec<(usize, Tok)>, FilterError> {
         }
         if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b':' | b'-') {
             let start = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'_' | b'.' | b':' | b'-')) {
+            while i < b.len()
+                && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'_' | b'.' | b':' | b'-'))
+            {
                 i += 1;
             }
             out.push((start, Tok::Word(s[start..i].to_string())));
             continue;
         }
-        return Err(FilterError { pos: i, msg: format!("unexpected character '{}'", c as char) });
+        return Err(FilterError {
+            pos: i,
+            msg: format!("unexpected character '{}'", c as char),
+        });
     }
     Ok(out)
 }
@@ -158,7 +197,11 @@ fn parse_lit(w: &str) -> Lit {
     let parts: Vec<&str> = w.split(':').collect();
     if parts.len() == 6 && parts.iter().all(|p| p.len() == 2) {
         let mut m = [0u8; 6];
-        if parts.iter().zip(m.iter_mut()).all(|(p, o)| u8::from_str_radix(p, 16).map(|v| *o = v).is_ok()) {
+        if parts
+            .iter()
+            .zip(m.iter_mut())
+            .all(|(p, o)| u8::from_str_radix(p, 16).map(|v| *o = v).is_ok())
+        {
             return Lit::Mac(m);
         }
     }
@@ -186,7 +229,10 @@ impl Parser {
         self.toks.get(self.at).map_or(self.end, |t| t.0)
     }
     fn err<T>(&self, msg: impl Into<String>) -> Result<T, FilterError> {
-        Err(FilterError { pos: self.pos(), msg: msg.into() })
+        Err(FilterError {
+            pos: self.pos(),
+            msg: msg.into(),
+        })
     }
     fn is_word(&self, w: &str) -> bool {
         matches!(self.peek(), Some(Tok::Word(x)) if x.eq_ignore_ascii_case(w))
@@ -255,7 +301,9 @@ impl Parser {
             },
             _ => None,
         };
-        let Some(cmp) = cmp else { return Ok(Expr::Exists(id)) };
+        let Some(cmp) = cmp else {
+            return Ok(Expr::Exists(id));
+        };
         self.at += 1;
         let lit = match self.peek().cloned() {
             Some(Tok::Word(w)) => parse_lit(&w),
@@ -301,14 +349,25 @@ impl Filter {
     pub fn new(src: &str) -> Result<Self, FilterError> {
         let toks = lex(src)?;
         if toks.is_empty() {
-            return Err(FilterError { pos: 0, msg: "empty filter".into() });
+            return Err(FilterError {
+                pos: 0,
+                msg: "empty filter".into(),
+            });
         }
-        let mut p = Parser { toks, at: 0, end: src.len(), names: Vec::new() };
+        let mut p = Parser {
+            toks,
+            at: 0,
+            end: src.len(),
+            names: Vec::new(),
+        };
         let expr = p.or()?;
         if p.at != p.toks.len() {
             return p.err("unexpected text after the expression");
         }
-        Ok(Self { expr, names: p.names })
+        Ok(Self {
+            expr,
+            names: p.names,
+        })
     }
 
     /// True when the frame passes the filter.

@@ -68,7 +68,13 @@ pub struct DecodeError {
 
 impl core::fmt::Display for DecodeError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "malformed {} at byte {}: {}", self.layer.name(), self.offset, self.what)
+        write!(
+            f,
+            "malformed {} at byte {}: {}",
+            self.layer.name(),
+            self.offset,
+            self.what
+        )
     }
 }
 
@@ -125,13 +131,33 @@ pub enum LinkHeader {
 /// A short summary of non-RDMA traffic, for the one-line output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Other {
-    Tcp { src_port: u16, dst_port: u16, seq: u32, ack: u32, flags: u8, payload_len: u16 },
-    Icmp { ty: u8, code: u8 },
-    Icmpv6 { ty: u8, code: u8 },
-    Arp { op: u16, sender_ip: [u8; 4], target_ip: [u8; 4] },
+    Tcp {
+        src_port: u16,
+        dst_port: u16,
+        seq: u32,
+        ack: u32,
+        flags: u8,
+        payload_len: u16,
+    },
+    Icmp {
+        ty: u8,
+        code: u8,
+    },
+    Icmpv6 {
+        ty: u8,
+        code: u8,
+    },
+    Arp {
+        op: u16,
+        sender_ip: [u8; 4],
+        target_ip: [u8; 4],
+    },
     Lldp,
     /// An 802.3 length field (LLC follows: STP and friends).
-    Llc { dsap: u8, ssap: u8 },
+    Llc {
+        dsap: u8,
+        ssap: u8,
+    },
 }
 
 /// Options of the decoder.
@@ -148,7 +174,11 @@ impl Default for DecodeOptions {
     fn default() -> Self {
         let mut roce_ports = [0; 8];
         roce_ports[0] = ROCE_V2_PORT;
-        Self { roce_ports, n_roce_ports: 1, verify_crc: true }
+        Self {
+            roce_ports,
+            n_roce_ports: 1,
+            verify_crc: true,
+        }
     }
 }
 
@@ -261,7 +291,12 @@ impl<'a> Frame<'a> {
     /// Records that `layer` at `offset` needs more bytes than there are.
     fn short(&mut self, layer: Layer, offset: usize, what: &'static str) -> Step {
         if !self.truncated {
-            self.error = Some(DecodeError { layer, offset, kind: Error::Truncated, what });
+            self.error = Some(DecodeError {
+                layer,
+                offset,
+                kind: Error::Truncated,
+                what,
+            });
         } else if self.bth.is_some() {
             self.icrc = Some(IcrcStatus::Truncated);
         }
@@ -269,7 +304,12 @@ impl<'a> Frame<'a> {
     }
 
     fn malformed(&mut self, layer: Layer, offset: usize, what: &'static str) -> Step {
-        self.error = Some(DecodeError { layer, offset, kind: Error::Malformed, what });
+        self.error = Some(DecodeError {
+            layer,
+            offset,
+            kind: Error::Malformed,
+            what,
+        });
         Err(())
     }
 
@@ -277,12 +317,18 @@ impl<'a> Frame<'a> {
         let d = self.data;
         match self.linktype {
             linktype::ETHERNET => self.ethernet(0, opts),
-            linktype::RAW | linktype::RAW_BSD12 | linktype::RAW_BSD14 => match d.first().map(|b| b >> 4) {
-                Some(4) => self.ipv4(0, opts),
-                Some(6) => self.ipv6(0, opts),
-                Some(_) => self.malformed(Layer::Link, 0, "raw IP packet with an IP version other than 4 or 6"),
-                None => self.short(Layer::Link, 0, "empty packet"),
-            },
+            linktype::RAW | linktype::RAW_BSD12 | linktype::RAW_BSD14 => {
+                match d.first().map(|b| b >> 4) {
+                    Some(4) => self.ipv4(0, opts),
+                    Some(6) => self.ipv6(0, opts),
+                    Some(_) => self.malformed(
+                        Layer::Link,
+                        0,
+                        "raw IP packet with an IP version other than 4 or 6",
+                    ),
+                    None => self.short(Layer::Link, 0, "empty packet"),
+                }
+            }
             linktype::IPV4 => self.ipv4(0, opts),
             linktype::IPV6 => self.ipv6(0, opts),
             linktype::LINUX_SLL => match SllRepr::parse(d) {
@@ -331,7 +377,9 @@ impl<'a> Frame<'a> {
         let Ok(f) = EthernetFrame::new_checked(&d[off.min(d.len())..]) else {
             return self.short(Layer::Ethernet, off, "Ethernet header needs 14 bytes");
         };
-        let Ok(e) = EthernetRepr::parse(&f) else { return Err(()) };
+        let Ok(e) = EthernetRepr::parse(&f) else {
+            return Err(());
+        };
         self.eth = Some(e);
         let mut ty = e.ethertype;
         let mut at = off + ethernet::HEADER_LEN;
@@ -371,7 +419,11 @@ impl<'a> Frame<'a> {
                     self.macctl = Some(m);
                     Ok(())
                 }
-                Err(_) => self.short(Layer::MacControl, at, "MAC control frame too short for its opcode"),
+                Err(_) => self.short(
+                    Layer::MacControl,
+                    at,
+                    "MAC control frame too short for its opcode",
+                ),
             },
             ethertype::ARP => {
                 // RFC 826: hardware/protocol lengths at 4/5, op at 6, then the addresses.
@@ -384,7 +436,11 @@ impl<'a> Frame<'a> {
                         let mut t = [0u8; 4];
                         s.copy_from_slice(&d[spa..spa + 4]);
                         t.copy_from_slice(&d[tpa..tpa + 4]);
-                        self.other = Some(Other::Arp { op: u16::from_be_bytes([h[6], h[7]]), sender_ip: s, target_ip: t });
+                        self.other = Some(Other::Arp {
+                            op: u16::from_be_bytes([h[6], h[7]]),
+                            sender_ip: s,
+                            target_ip: t,
+                        });
                     }
                 }
                 Ok(())
@@ -404,14 +460,26 @@ impl<'a> Frame<'a> {
         match p.check_len() {
             Ok(()) => {}
             Err(Error::Truncated) => return self.short(Layer::Ipv4, at, "IPv4 header cut short"),
-            Err(Error::Malformed) => return self.malformed(Layer::Ipv4, at, "bad IPv4 version, header length or total length"),
+            Err(Error::Malformed) => {
+                return self.malformed(
+                    Layer::Ipv4,
+                    at,
+                    "bad IPv4 version, header length or total length",
+                )
+            }
         }
-        let Ok(ip) = Ipv4Repr::parse(&p) else { return Err(()) };
+        let Ok(ip) = Ipv4Repr::parse(&p) else {
+            return Err(());
+        };
         self.ipv4 = Some(ip);
         let hl = usize::from(ip.header_len);
         let end = at + usize::from(ip.total_len);
         if end > d.len() && !self.truncated {
-            return self.malformed(Layer::Ipv4, at + 2, "IPv4 total length runs past the end of the frame");
+            return self.malformed(
+                Layer::Ipv4,
+                at + 2,
+                "IPv4 total length runs past the end of the frame",
+            );
         }
         if ip.frag_offset != 0 {
             return Ok(());
@@ -426,13 +494,21 @@ impl<'a> Frame<'a> {
         match p.check_len() {
             Ok(()) => {}
             Err(Error::Truncated) => return self.short(Layer::Ipv6, at, "IPv6 header cut short"),
-            Err(Error::Malformed) => return self.malformed(Layer::Ipv6, at, "IPv6 version field is not 6"),
+            Err(Error::Malformed) => {
+                return self.malformed(Layer::Ipv6, at, "IPv6 version field is not 6")
+            }
         }
-        let Ok(ip) = Ipv6Repr::parse(&p) else { return Err(()) };
+        let Ok(ip) = Ipv6Repr::parse(&p) else {
+            return Err(());
+        };
         self.ipv6 = Some(ip);
         let end = at + 40 + usize::from(ip.payload_len);
         if end > d.len() && !self.truncated {
-            return self.malformed(Layer::Ipv6, at + 4, "IPv6 payload length runs past the end of the frame");
+            return self.malformed(
+                Layer::Ipv6,
+                at + 4,
+                "IPv6 payload length runs past the end of the frame",
+            );
         }
         // Walk extension headers (hop-by-hop, routing, fragment, destination options).
         let mut nh = ip.next_header;
@@ -461,7 +537,14 @@ impl<'a> Frame<'a> {
 
     /// Upper layer of an IP packet that starts at `ip_at` with header length `hl` and ends
     /// (per its own length) at `end`.
-    fn transport(&mut self, proto: u8, ip_at: usize, hl: usize, end: usize, opts: &DecodeOptions) -> Step {
+    fn transport(
+        &mut self,
+        proto: u8,
+        ip_at: usize,
+        hl: usize,
+        end: usize,
+        opts: &DecodeOptions,
+    ) -> Step {
         let d = self.data;
         let at = ip_at + hl;
         match proto {
@@ -469,14 +552,24 @@ impl<'a> Frame<'a> {
                 let p = UdpPacket::new_unchecked(&d[at.min(d.len())..]);
                 match p.check_len() {
                     Ok(()) => {}
-                    Err(Error::Truncated) => return self.short(Layer::Udp, at, "UDP header cut short"),
-                    Err(Error::Malformed) => return self.malformed(Layer::Udp, at + 4, "UDP length below 8"),
+                    Err(Error::Truncated) => {
+                        return self.short(Layer::Udp, at, "UDP header cut short")
+                    }
+                    Err(Error::Malformed) => {
+                        return self.malformed(Layer::Udp, at + 4, "UDP length below 8")
+                    }
                 }
-                let Ok(u) = UdpRepr::parse(&p) else { return Err(()) };
+                let Ok(u) = UdpRepr::parse(&p) else {
+                    return Err(());
+                };
                 self.udp = Some(u);
                 let udp_end = at + usize::from(u.length);
                 if udp_end > end {
-                    return self.malformed(Layer::Udp, at + 4, "UDP length runs past the IP packet");
+                    return self.malformed(
+                        Layer::Udp,
+                        at + 4,
+                        "UDP length runs past the IP packet",
+                    );
                 }
                 if opts.is_roce_port(u.dst_port) {
                     self.encap = Some(Encap::RoceV2);
@@ -504,9 +597,15 @@ impl<'a> Frame<'a> {
             protocol::ICMP | protocol::ICMPV6 => {
                 if let Some(t) = d.get(at..at + 2) {
                     self.other = Some(if proto == protocol::ICMP {
-                        Other::Icmp { ty: t[0], code: t[1] }
+                        Other::Icmp {
+                            ty: t[0],
+                            code: t[1],
+                        }
                     } else {
-                        Other::Icmpv6 { ty: t[0], code: t[1] }
+                        Other::Icmpv6 {
+                            ty: t[0],
+                            code: t[1],
+                        }
                     });
                 }
                 Ok(())
@@ -532,11 +631,13 @@ impl<'a> Frame<'a> {
         if !opts.verify_crc {
             return;
         }
-        self.icrc = Some(match icrc::rocev2(&self.data[ip_at..icrc_at], hl, self.ipv6.is_some()) {
-            Some(c) if c == stored => IcrcStatus::Ok,
-            Some(_) => IcrcStatus::Bad,
-            None => IcrcStatus::Unverifiable,
-        });
+        self.icrc = Some(
+            match icrc::rocev2(&self.data[ip_at..icrc_at], hl, self.ipv6.is_some()) {
+                Some(c) if c == stored => IcrcStatus::Ok,
+                Some(_) => IcrcStatus::Bad,
+                None => IcrcStatus::Unverifiable,
+            },
+        );
     }
 
     /// GRH at `at`, then BTH (RoCEv1 or IB global). Verifies the ICRC.
@@ -545,7 +646,9 @@ impl<'a> Frame<'a> {
         let Ok(p) = GrhPacket::new_checked(&d[at.min(d.len())..]) else {
             return self.short(Layer::Grh, at, "GRH needs 40 bytes");
         };
-        let Ok(g) = GrhRepr::parse(&p) else { return Err(()) };
+        let Ok(g) = GrhRepr::parse(&p) else {
+            return Err(());
+        };
         self.grh = Some(g);
         if g.nxthdr != grh::NXTHDR_IBA {
             return Ok(());
@@ -553,14 +656,25 @@ impl<'a> Frame<'a> {
         let tstart = at + grh::HEADER_LEN;
         let tlen = usize::from(g.paylen);
         if tstart + tlen > d.len() && !self.truncated {
-            return self.malformed(Layer::Grh, at + 4, "GRH payload length runs past the end of the frame");
+            return self.malformed(
+                Layer::Grh,
+                at + 4,
+                "GRH payload length runs past the end of the frame",
+            );
         }
         self.bth_and_rest(tstart, tlen, opts)?;
-        self.check_icrc_with(tstart + tlen, opts, |f, icrc_at| icrc::grh_based(&f.data[at..icrc_at]));
+        self.check_icrc_with(tstart + tlen, opts, |f, icrc_at| {
+            icrc::grh_based(&f.data[at..icrc_at])
+        });
         Ok(())
     }
 
-    fn check_icrc_with(&mut self, icrc_end: usize, opts: &DecodeOptions, compute: impl Fn(&Self, usize) -> Option<u32>) {
+    fn check_icrc_with(
+        &mut self,
+        icrc_end: usize,
+        opts: &DecodeOptions,
+        compute: impl Fn(&Self, usize) -> Option<u32>,
+    ) {
         let icrc_at = icrc_end - 4;
         let Some(stored) = self.data.get(icrc_at..icrc_end).and_then(icrc::read_icrc) else {
             self.icrc = Some(IcrcStatus::Truncated);
@@ -583,7 +697,9 @@ impl<'a> Frame<'a> {
         let Ok(p) = LrhPacket::new_checked(&d[at.min(d.len())..]) else {
             return self.short(Layer::Lrh, at, "LRH needs 8 bytes");
         };
-        let Ok(l) = LrhRepr::parse(&p) else { return Err(()) };
+        let Ok(l) = LrhRepr::parse(&p) else {
+            return Err(());
+        };
         self.lrh = Some(l);
         self.encap = Some(Encap::Ib);
         let pkt_end = at + usize::from(l.pktlen) * 4;
@@ -591,12 +707,18 @@ impl<'a> Frame<'a> {
             return self.malformed(Layer::Lrh, at + 4, "LRH PktLen shorter than the LRH");
         }
         if pkt_end > d.len() && !self.truncated {
-            return self.malformed(Layer::Lrh, at + 4, "LRH PktLen runs past the end of the frame");
+            return self.malformed(
+                Layer::Lrh,
+                at + 4,
+                "LRH PktLen runs past the end of the frame",
+            );
         }
         match l.lnh {
             lnh::IBA_LOCAL => {
                 self.bth_and_rest(at + 8, pkt_end - (at + 8), opts)?;
-                self.check_icrc_with(pkt_end, opts, |f, icrc_at| icrc::ib_local(&f.data[at..icrc_at]));
+                self.check_icrc_with(pkt_end, opts, |f, icrc_at| {
+                    icrc::ib_local(&f.data[at..icrc_at])
+                });
             }
             lnh::IBA_GLOBAL => {
                 self.grh_then_bth(at + 8, opts)?;
@@ -633,22 +755,26 @@ impl<'a> Frame<'a> {
         let Ok(p) = BthPacket::new_checked(&d[tstart.min(d.len())..]) else {
             return self.short(Layer::Bth, tstart, "BTH needs 12 bytes");
         };
-        let Ok(b) = BthRepr::parse(&p) else { return Err(()) };
+        let Ok(b) = BthRepr::parse(&p) else {
+            return Err(());
+        };
         self.bth = Some(b);
         let info = OpInfo::of(b.opcode);
         let ext_len = info.ext_len();
         let hdrs = bth::HEADER_LEN + ext_len + 4;
         if tlen < hdrs + usize::from(b.padcnt) {
-            return self.malformed(Layer::Bth, tstart, "transport length shorter than BTH, extension headers, pad and ICRC");
+            return self.malformed(
+                Layer::Bth,
+                tstart,
+                "transport length shorter than BTH, extension headers, pad and ICRC",
+            );
         }
         let ext_at = tstart + bth::HEADER_LEN;
         let avail = &d[ext_at.min(d.len())..];
-        match ExtHeaders::parse(info.ext, avail) {
-            Ok((h, _)) => self.ext = h,
-            Err((h, stop)) => {
-                self.ext = h;
-                return self.short(Layer::Ext, ext_at + stop, "extension header cut short");
-            }
+        let (h, done) = ExtHeaders::parse(info.ext, avail);
+        self.ext = h;
+        if let Err(stop) = done {
+            return self.short(Layer::Ext, ext_at + stop, "extension header cut short");
         }
         self.payload_offset = ext_at + ext_len;
         self.payload_len = tlen - hdrs - usize::from(b.padcnt);

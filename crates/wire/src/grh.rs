@@ -92,7 +92,9 @@ impl GrhRepr {
         })
     }
     pub fn emit(&self, b: &mut [u8]) {
-        let w = (u32::from(self.ipver & 0xf) << 28) | (u32::from(self.tclass) << 20) | (self.flowlabel & 0xf_ffff);
+        let w = (u32::from(self.ipver & 0xf) << 28)
+            | (u32::from(self.tclass) << 20)
+            | (self.flowlabel & 0xf_ffff);
         put32(b, field::VER_TC_FL.start, w);
         put16(b, field::PAYLEN.start, self.paylen);
         b[field::NXTHDR] = self.nxthdr;

@@ -197,7 +197,11 @@ impl Ipv4Repr {
         put16(b, v4::LENGTH.start, self.total_len);
         put16(b, v4::IDENT.start, self.ident);
         let flags = (u16::from(self.dont_frag) << 14) | (u16::from(self.more_frags) << 13);
-        put16(b, v4::FLG_OFF.start, flags | ((self.frag_offset / 8) & 0x1fff));
+        put16(
+            b,
+            v4::FLG_OFF.start,
+            flags | ((self.frag_offset / 8) & 0x1fff),
+        );
         b[v4::TTL] = self.ttl;
         b[v4::PROTOCOL] = self.protocol;
         b[v4::SRC].copy_from_slice(&self.src);
@@ -348,12 +352,21 @@ mod tests {
     fn rejects_bad_ihl_and_version() {
         let mut b = [0u8; 20];
         b[0] = 0x44;
-        assert_eq!(Ipv4Packet::new_checked(&b[..]).unwrap_err(), Error::Malformed);
+        assert_eq!(
+            Ipv4Packet::new_checked(&b[..]).unwrap_err(),
+            Error::Malformed
+        );
         b[0] = 0x65;
-        assert_eq!(Ipv4Packet::new_checked(&b[..]).unwrap_err(), Error::Malformed);
+        assert_eq!(
+            Ipv4Packet::new_checked(&b[..]).unwrap_err(),
+            Error::Malformed
+        );
         b[0] = 0x46;
         b[3] = 24;
-        assert_eq!(Ipv4Packet::new_checked(&b[..]).unwrap_err(), Error::Truncated);
+        assert_eq!(
+            Ipv4Packet::new_checked(&b[..]).unwrap_err(),
+            Error::Truncated
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bth;
 mod bytes;
 pub mod ethernet;
 pub mod ext;
@@ -24,7 +25,6 @@ pub mod macctl;
 pub mod mad;
 pub mod opcode;
 pub mod udp;
-pub mod bth;
 
 pub use fields::Value;
 pub use frame::{DecodeOptions, Frame, IcrcStatus, Layer};

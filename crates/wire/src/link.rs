@@ -23,7 +23,20 @@ pub mod linktype {
 /// True for the link types [`crate::Frame::decode`] understands.
 pub fn is_supported(lt: u32) -> bool {
     use linktype::*;
-    matches!(lt, ETHERNET | RAW_BSD12 | RAW_BSD14 | RAW | LINUX_SLL | ERF | IPOIB | INFINIBAND | IPV4 | IPV6 | LINUX_SLL2)
+    matches!(
+        lt,
+        ETHERNET
+            | RAW_BSD12
+            | RAW_BSD14
+            | RAW
+            | LINUX_SLL
+            | ERF
+            | IPOIB
+            | INFINIBAND
+            | IPV4
+            | IPV6
+            | LINUX_SLL2
+    )
 }
 
 /// A short name of a link type.
@@ -58,7 +71,13 @@ impl SllRepr {
         if b.len() < Self::LEN {
             return Err(Error::Truncated);
         }
-        Ok(Self { pkttype: be16(b, 0), hatype: be16(b, 2), halen: be16(b, 4), addr: arr(b, 6), protocol: be16(b, 14) })
+        Ok(Self {
+            pkttype: be16(b, 0),
+            hatype: be16(b, 2),
+            halen: be16(b, 4),
+            addr: arr(b, 6),
+            protocol: be16(b, 14),
+        })
     }
     pub fn emit(&self, b: &mut [u8]) {
         put16(b, 0, self.pkttype);
@@ -213,19 +232,46 @@ mod tests {
     use super::*;
     #[test]
     fn round_trips() {
-        let s = SllRepr { pkttype: 4, hatype: 1, halen: 6, addr: [1, 2, 3, 4, 5, 6, 0, 0], protocol: 0x0800 };
+        let s = SllRepr {
+            pkttype: 4,
+            hatype: 1,
+            halen: 6,
+            addr: [1, 2, 3, 4, 5, 6, 0, 0],
+            protocol: 0x0800,
+        };
         let mut b = [0u8; 16];
         s.emit(&mut b);
         assert_eq!(SllRepr::parse(&b).unwrap(), s);
-        let s2 = Sll2Repr { protocol: 0x86dd, ifindex: 7, hatype: 1, pkttype: 0, halen: 6, addr: [9; 8] };
+        let s2 = Sll2Repr {
+            protocol: 0x86dd,
+            ifindex: 7,
+            hatype: 1,
+            pkttype: 0,
+            halen: 6,
+            addr: [9; 8],
+        };
         let mut b = [0u8; 20];
         s2.emit(&mut b);
         assert_eq!(Sll2Repr::parse(&b).unwrap(), s2);
-        let i = IpoibRepr { src_qpn: 7, src_gid: [1; 16], dst_qpn: 0x550, dst_gid: [0xfe; 16], ethertype: 0x0800 };
+        let i = IpoibRepr {
+            src_qpn: 7,
+            src_gid: [1; 16],
+            dst_qpn: 0x550,
+            dst_gid: [0xfe; 16],
+            ethertype: 0x0800,
+        };
         let mut b = [0u8; 44];
         i.emit(&mut b);
         assert_eq!(IpoibRepr::parse(&b).unwrap(), i);
-        let e = ErfRepr { ts: 42, rtype: 21, flags: 5, rlen: 312, lctr: 0, wlen: 290, ext_headers: 0 };
+        let e = ErfRepr {
+            ts: 42,
+            rtype: 21,
+            flags: 5,
+            rlen: 312,
+            lctr: 0,
+            wlen: 290,
+            ext_headers: 0,
+        };
         let mut b = [0u8; 16];
         e.emit(&mut b);
         assert_eq!(ErfRepr::parse(&b).unwrap(), (e, 16));

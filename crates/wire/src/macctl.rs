@@ -45,7 +45,10 @@ impl MacControl {
                 for (i, q) in quanta.iter_mut().enumerate() {
                     *q = be16(b, 4 + 2 * i);
                 }
-                Ok(Self::Pfc { enable: b[3], quanta })
+                Ok(Self::Pfc {
+                    enable: b[3],
+                    quanta,
+                })
             }
             opcode => Ok(Self::Other { opcode }),
         }

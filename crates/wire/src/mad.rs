@@ -418,19 +418,34 @@ impl CmMessage {
             }
             attr::MRA => {
                 let (l, r) = ids();
-                Self::Mra(CmMra { local_comm_id: l, remote_comm_id: r, msg_mraed: b[32] >> 6, service_timeout: b[33] >> 3 })
+                Self::Mra(CmMra {
+                    local_comm_id: l,
+                    remote_comm_id: r,
+                    msg_mraed: b[32] >> 6,
+                    service_timeout: b[33] >> 3,
+                })
             }
             attr::RTU => {
                 let (l, r) = ids();
-                Self::Rtu(CmIds { local_comm_id: l, remote_comm_id: r })
+                Self::Rtu(CmIds {
+                    local_comm_id: l,
+                    remote_comm_id: r,
+                })
             }
             attr::DREP => {
                 let (l, r) = ids();
-                Self::Drep(CmIds { local_comm_id: l, remote_comm_id: r })
+                Self::Drep(CmIds {
+                    local_comm_id: l,
+                    remote_comm_id: r,
+                })
             }
             attr::DREQ => {
                 let (l, r) = ids();
-                Self::Dreq(CmDreq { local_comm_id: l, remote_comm_id: r, remote_qpn: be24(b, 32) })
+                Self::Dreq(CmDreq {
+                    local_comm_id: l,
+                    remote_comm_id: r,
+                    remote_qpn: be24(b, 32),
+                })
             }
             attr::LAP => {
                 let (l, r) = ids();
@@ -443,9 +458,18 @@ impl CmMessage {
             }
             attr::APR => {
                 let (l, r) = ids();
-                Self::Apr(CmApr { local_comm_id: l, remote_comm_id: r, additional_info_len: b[32], ap_status: b[33] })
+                Self::Apr(CmApr {
+                    local_comm_id: l,
+                    remote_comm_id: r,
+                    additional_info_len: b[32],
+                    ap_status: b[33],
+                })
             }
-            attr::SIDR_REQ => Self::SidrReq(CmSidrReq { request_id: be32(b, 24), pkey: be16(b, 28), service_id: be64(b, 32) }),
+            attr::SIDR_REQ => Self::SidrReq(CmSidrReq {
+                request_id: be32(b, 24),
+                pkey: be16(b, 28),
+                service_id: be64(b, 32),
+            }),
             _ => Self::SidrRep(CmSidrRep {
                 request_id: be32(b, 24),
                 status: b[28],
@@ -475,7 +499,9 @@ impl CmMessage {
                 put24(b, 60, r.local_eecn);
                 b[63] = r.initiator_depth;
                 put24(b, 64, r.remote_eecn);
-                b[67] = (r.remote_cm_response_timeout << 3) | ((r.transport_type & 3) << 1) | u8::from(r.e2e_flow_control);
+                b[67] = (r.remote_cm_response_timeout << 3)
+                    | ((r.transport_type & 3) << 1)
+                    | u8::from(r.e2e_flow_control);
                 put24(b, 68, r.starting_psn);
                 b[71] = (r.local_cm_response_timeout << 3) | (r.retry_count & 7);
                 put16(b, 72, r.pkey);
@@ -485,7 +511,11 @@ impl CmMessage {
                 put16(b, 78, r.primary_remote_lid);
                 b[80..96].copy_from_slice(&r.primary_local_gid);
                 b[96..112].copy_from_slice(&r.primary_remote_gid);
-                put32(b, 112, (r.primary_flow_label << 12) | u32::from(r.primary_packet_rate & 0x3f));
+                put32(
+                    b,
+                    112,
+                    (r.primary_flow_label << 12) | u32::from(r.primary_packet_rate & 0x3f),
+                );
                 b[116] = r.primary_traffic_class;
                 b[117] = r.primary_hop_limit;
                 b[118] = (r.primary_sl << 4) | (u8::from(r.primary_subnet_local) << 3);
@@ -506,7 +536,9 @@ impl CmMessage {
                 put24(b, 44, r.starting_psn);
                 b[48] = r.responder_resources;
                 b[49] = r.initiator_depth;
-                b[50] = (r.target_ack_delay << 3) | ((r.failover_accepted & 3) << 1) | u8::from(r.e2e_flow_control);
+                b[50] = (r.target_ack_delay << 3)
+                    | ((r.failover_accepted & 3) << 1)
+                    | u8::from(r.e2e_flow_control);
                 b[51] = (r.rnr_retry_count << 5) | (u8::from(r.srq) << 4);
                 put64(b, 52, r.local_ca_guid);
             }
@@ -636,7 +668,11 @@ impl Mad {
     /// Decodes a MAD; a CM message that does not fit is left undecoded (`cm: None`).
     pub fn parse(b: &[u8]) -> Result<Self> {
         let header = MadHeader::parse(b)?;
-        let cm = if header.mgmt_class == class::CM { CmMessage::parse(header.attr_id, b).ok() } else { None };
+        let cm = if header.mgmt_class == class::CM {
+            CmMessage::parse(header.attr_id, b).ok()
+        } else {
+            None
+        };
         Ok(Self { header, cm })
     }
 }
@@ -714,8 +750,17 @@ mod tests {
 
     #[test]
     fn header_round_trip() {
-        let h = MadHeader { base_version: 1, mgmt_class: 7, class_version: 2, method: 3, status: 0, class_specific: 0,
-            tid: 0x1122334455667788, attr_id: 0x10, attr_mod: 0 };
+        let h = MadHeader {
+            base_version: 1,
+            mgmt_class: 7,
+            class_version: 2,
+            method: 3,
+            status: 0,
+            class_specific: 0,
+            tid: 0x1122334455667788,
+            attr_id: 0x10,
+            attr_mod: 0,
+        };
         let mut b = [0u8; 24];
         h.emit(&mut b);
         assert_eq!(MadHeader::parse(&b).unwrap(), h);

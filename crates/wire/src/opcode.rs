@@ -96,7 +96,9 @@ impl Operation {
         match self {
             SendFirst | WriteFirst | ReadResponseFirst => Position::First,
             SendMiddle | WriteMiddle | ReadResponseMiddle => Position::Middle,
-            SendLast | SendLastImm | WriteLast | WriteLastImm | ReadResponseLast | SendLastInv => Position::Last,
+            SendLast | SendLastImm | WriteLast | WriteLastImm | ReadResponseLast | SendLastInv => {
+                Position::Last
+            }
             _ => Position::Only,
         }
     }
@@ -180,7 +182,9 @@ impl OpInfo {
     }
     /// Looks up an opcode by its upper-case name (case-insensitive).
     pub fn by_name(name: &str) -> Option<&'static OpInfo> {
-        TABLE.iter().find(|i| i.known && i.name.eq_ignore_ascii_case(name))
+        TABLE
+            .iter()
+            .find(|i| i.known && i.name.eq_ignore_ascii_case(name))
     }
 }
 
@@ -192,29 +196,155 @@ const OPS: [(u8, Operation, &str, &str, u16, bool); 26] = [
     (0x00, O::SendFirst, "SEND_FIRST", "Send First", 0, true),
     (0x01, O::SendMiddle, "SEND_MIDDLE", "Send Middle", 0, true),
     (0x02, O::SendLast, "SEND_LAST", "Send Last", 0, true),
-    (0x03, O::SendLastImm, "SEND_LAST_WITH_IMMEDIATE", "Send Last with Immediate", IMMDT, true),
+    (
+        0x03,
+        O::SendLastImm,
+        "SEND_LAST_WITH_IMMEDIATE",
+        "Send Last with Immediate",
+        IMMDT,
+        true,
+    ),
     (0x04, O::SendOnly, "SEND_ONLY", "Send Only", 0, true),
-    (0x05, O::SendOnlyImm, "SEND_ONLY_WITH_IMMEDIATE", "Send Only with Immediate", IMMDT, true),
-    (0x06, O::WriteFirst, "RDMA_WRITE_FIRST", "RDMA Write First", RETH, true),
-    (0x07, O::WriteMiddle, "RDMA_WRITE_MIDDLE", "RDMA Write Middle", 0, true),
-    (0x08, O::WriteLast, "RDMA_WRITE_LAST", "RDMA Write Last", 0, true),
-    (0x09, O::WriteLastImm, "RDMA_WRITE_LAST_WITH_IMMEDIATE", "RDMA Write Last with Immediate", IMMDT, true),
-    (0x0a, O::WriteOnly, "RDMA_WRITE_ONLY", "RDMA Write Only", RETH, true),
-    (0x0b, O::WriteOnlyImm, "RDMA_WRITE_ONLY_WITH_IMMEDIATE", "RDMA Write Only with Immediate", RETH | IMMDT, true),
-    (0x0c, O::ReadRequest, "RDMA_READ_REQUEST", "RDMA Read Request", RETH, false),
-    (0x0d, O::ReadResponseFirst, "RDMA_READ_RESPONSE_FIRST", "RDMA Read Response First", AETH, true),
-    (0x0e, O::ReadResponseMiddle, "RDMA_READ_RESPONSE_MIDDLE", "RDMA Read Response Middle", 0, true),
-    (0x0f, O::ReadResponseLast, "RDMA_READ_RESPONSE_LAST", "RDMA Read Response Last", AETH, true),
-    (0x10, O::ReadResponseOnly, "RDMA_READ_RESPONSE_ONLY", "RDMA Read Response Only", AETH, true),
-    (0x11, O::Acknowledge, "ACKNOWLEDGE", "Acknowledge", AETH, false),
-    (0x12, O::AtomicAcknowledge, "ATOMIC_ACKNOWLEDGE", "Atomic Acknowledge", AETH | ATOMICACKETH, false),
+    (
+        0x05,
+        O::SendOnlyImm,
+        "SEND_ONLY_WITH_IMMEDIATE",
+        "Send Only with Immediate",
+        IMMDT,
+        true,
+    ),
+    (
+        0x06,
+        O::WriteFirst,
+        "RDMA_WRITE_FIRST",
+        "RDMA Write First",
+        RETH,
+        true,
+    ),
+    (
+        0x07,
+        O::WriteMiddle,
+        "RDMA_WRITE_MIDDLE",
+        "RDMA Write Middle",
+        0,
+        true,
+    ),
+    (
+        0x08,
+        O::WriteLast,
+        "RDMA_WRITE_LAST",
+        "RDMA Write Last",
+        0,
+        true,
+    ),
+    (
+        0x09,
+        O::WriteLastImm,
+        "RDMA_WRITE_LAST_WITH_IMMEDIATE",
+        "RDMA Write Last with Immediate",
+        IMMDT,
+        true,
+    ),
+    (
+        0x0a,
+        O::WriteOnly,
+        "RDMA_WRITE_ONLY",
+        "RDMA Write Only",
+        RETH,
+        true,
+    ),
+    (
+        0x0b,
+        O::WriteOnlyImm,
+        "RDMA_WRITE_ONLY_WITH_IMMEDIATE",
+        "RDMA Write Only with Immediate",
+        RETH | IMMDT,
+        true,
+    ),
+    (
+        0x0c,
+        O::ReadRequest,
+        "RDMA_READ_REQUEST",
+        "RDMA Read Request",
+        RETH,
+        false,
+    ),
+    (
+        0x0d,
+        O::ReadResponseFirst,
+        "RDMA_READ_RESPONSE_FIRST",
+        "RDMA Read Response First",
+        AETH,
+        true,
+    ),
+    (
+        0x0e,
+        O::ReadResponseMiddle,
+        "RDMA_READ_RESPONSE_MIDDLE",
+        "RDMA Read Response Middle",
+        0,
+        true,
+    ),
+    (
+        0x0f,
+        O::ReadResponseLast,
+        "RDMA_READ_RESPONSE_LAST",
+        "RDMA Read Response Last",
+        AETH,
+        true,
+    ),
+    (
+        0x10,
+        O::ReadResponseOnly,
+        "RDMA_READ_RESPONSE_ONLY",
+        "RDMA Read Response Only",
+        AETH,
+        true,
+    ),
+    (
+        0x11,
+        O::Acknowledge,
+        "ACKNOWLEDGE",
+        "Acknowledge",
+        AETH,
+        false,
+    ),
+    (
+        0x12,
+        O::AtomicAcknowledge,
+        "ATOMIC_ACKNOWLEDGE",
+        "Atomic Acknowledge",
+        AETH | ATOMICACKETH,
+        false,
+    ),
     (0x13, O::CmpSwap, "CMP_SWAP", "CmpSwap", ATOMICETH, false),
     (0x14, O::FetchAdd, "FETCH_ADD", "FetchAdd", ATOMICETH, false),
     (0x15, O::Resync, "RESYNC", "Resync", 0, false),
-    (0x16, O::SendLastInv, "SEND_LAST_WITH_INVALIDATE", "Send Last with Invalidate", IETH, true),
-    (0x17, O::SendOnlyInv, "SEND_ONLY_WITH_INVALIDATE", "Send Only with Invalidate", IETH, true),
+    (
+        0x16,
+        O::SendLastInv,
+        "SEND_LAST_WITH_INVALIDATE",
+        "Send Last with Invalidate",
+        IETH,
+        true,
+    ),
+    (
+        0x17,
+        O::SendOnlyInv,
+        "SEND_ONLY_WITH_INVALIDATE",
+        "Send Only with Invalidate",
+        IETH,
+        true,
+    ),
     (0x1c, O::Flush, "FLUSH", "Flush", FETH | RETH, false),
-    (0x1d, O::AtomicWrite, "ATOMIC_WRITE", "Atomic Write", RETH, true),
+    (
+        0x1d,
+        O::AtomicWrite,
+        "ATOMIC_WRITE",
+        "Atomic Write",
+        RETH,
+        true,
+    ),
 ];
 
 /// Which low-5-bit operations each transport defines.
@@ -308,8 +438,26 @@ const fn row(opcode: u8) -> OpInfo {
     };
     if matches!(t, Transport::Cnp) {
         return match opcode {
-            0x81 => OpInfo { opcode, name: "CNP", desc: "CNP", transport: t, op: Operation::Cnp, ext: 0, has_payload: true, known: true },
-            0x80 => OpInfo { opcode, name: "IB_CNP", desc: "IB CNP", transport: t, op: Operation::Cnp, ext: 0, has_payload: true, known: true },
+            0x81 => OpInfo {
+                opcode,
+                name: "CNP",
+                desc: "CNP",
+                transport: t,
+                op: Operation::Cnp,
+                ext: 0,
+                has_payload: true,
+                known: true,
+            },
+            0x80 => OpInfo {
+                opcode,
+                name: "IB_CNP",
+                desc: "IB CNP",
+                transport: t,
+                op: Operation::Cnp,
+                ext: 0,
+                has_payload: true,
+                known: true,
+            },
             _ => unknown,
         };
     }
@@ -331,14 +479,14 @@ const fn row(opcode: u8) -> OpInfo {
             match t {
                 Transport::Rd => {
                     // RD requests carry RDETH + DETH; responses RDETH only (§9.3.2).
-                    ext |= if op.is_response_const() { RDETH } else { RDETH | DETH };
+                    ext |= if op.is_response_const() {
+                        RDETH
+                    } else {
+                        RDETH | DETH
+                    };
                 }
                 Transport::Ud => ext |= DETH,
-                Transport::Xrc => {
-                    if !op.is_response_const() {
-                        ext |= XRCETH;
-                    }
-                }
+                Transport::Xrc if !op.is_response_const() => ext |= XRCETH,
                 _ => {}
             }
             return OpInfo {

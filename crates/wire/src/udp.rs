@@ -70,7 +70,12 @@ pub struct UdpRepr {
 impl UdpRepr {
     pub fn parse<T: AsRef<[u8]>>(p: &UdpPacket<T>) -> Result<Self> {
         p.check_len()?;
-        Ok(Self { src_port: p.src_port(), dst_port: p.dst_port(), length: p.len(), checksum: p.checksum() })
+        Ok(Self {
+            src_port: p.src_port(),
+            dst_port: p.dst_port(),
+            length: p.len(),
+            checksum: p.checksum(),
+        })
     }
     pub fn emit(&self, b: &mut [u8]) {
         put16(b, field::SRC_PORT.start, self.src_port);
@@ -96,6 +101,9 @@ mod tests {
     #[test]
     fn bad_length() {
         let b = [0, 1, 0x12, 0xb7, 0, 7, 0, 0];
-        assert_eq!(UdpPacket::new_checked(&b[..]).unwrap_err(), Error::Malformed);
+        assert_eq!(
+            UdpPacket::new_checked(&b[..]).unwrap_err(),
+            Error::Malformed
+        );
     }
 }

@@ -16,7 +16,9 @@ const V6: &str = "020000000002020000000001080045680044000140004011263e0a0000010a
 const S1: &str = "02000000000202000000000189156000000000201b01fe800000000000000200000000000001fe8000000000000002000000000000020400ffff0000001180000100000102030405060708090a0b0c0d0e0f02e80e16";
 
 fn unhex(s: &str) -> Vec<u8> {
-    (0..s.len() / 2).map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap()).collect()
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(&s[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
 }
 
 fn touch_all(f: &Frame<'_>) {
@@ -72,7 +74,10 @@ proptest! {
 fn filter_examples() {
     let data = unhex(V6);
     let f = Frame::decode(1, &data, data.len() as u32, &DecodeOptions::default());
-    let m = RecordMeta { number: 7, ..Default::default() };
+    let m = RecordMeta {
+        number: 7,
+        ..Default::default()
+    };
     let t = |s: &str| Filter::new(s).unwrap().matches(&m, &f);
     assert!(t("bth.destqp == 0xc5 && bth.opcode == RC_RDMA_WRITE_ONLY"));
     assert!(t("reth.dmalen == 8 and reth.r_key == 0xabcdef"));

@@ -35,9 +35,23 @@ fn addrs(o: &mut String, f: &Frame<'_>) -> Result {
         Some(Encap::RoceV2) => {
             let (sp, dp) = f.udp.map_or((0, 0), |u| (u.src_port, u.dst_port));
             if let Some(ip) = f.ipv4 {
-                write!(o, "{}.{} > {}.{} ", Value::Ipv4(ip.src), sp, Value::Ipv4(ip.dst), dp)
+                write!(
+                    o,
+                    "{}.{} > {}.{} ",
+                    Value::Ipv4(ip.src),
+                    sp,
+                    Value::Ipv4(ip.dst),
+                    dp
+                )
             } else if let Some(ip) = f.ipv6 {
-                write!(o, "{}.{} > {}.{} ", Value::Ipv6(ip.src), sp, Value::Ipv6(ip.dst), dp)
+                write!(
+                    o,
+                    "{}.{} > {}.{} ",
+                    Value::Ipv6(ip.src),
+                    sp,
+                    Value::Ipv6(ip.dst),
+                    dp
+                )
             } else {
                 Ok(())
             }
@@ -58,7 +72,14 @@ fn rdma(o: &mut String, f: &Frame<'_>) -> Result {
     let Some(b) = f.bth else { return Ok(()) };
     let info = rdmascope_wire::OpInfo::of(b.opcode);
     addrs(o, f)?;
-    write!(o, "{} {} qp 0x{:06x} psn {}", f.encap.map_or("RDMA", |e| e.name()), info.name, b.destqp, b.psn)?;
+    write!(
+        o,
+        "{} {} qp 0x{:06x} psn {}",
+        f.encap.map_or("RDMA", |e| e.name()),
+        info.name,
+        b.destqp,
+        b.psn
+    )?;
     if b.ackreq {
         o.push_str(" ackreq");
     }
@@ -79,15 +100,27 @@ fn rdma(o: &mut String, f: &Frame<'_>) -> Result {
         write!(o, " flush sel {} type {}", x.selectivity, x.placement)?;
     }
     if let Some(r) = e.reth {
-        write!(o, " va 0x{:x} rkey 0x{:08x} dmalen {}", r.va, r.rkey, r.dma_len)?;
+        write!(
+            o,
+            " va 0x{:x} rkey 0x{:08x} dmalen {}",
+            r.va, r.rkey, r.dma_len
+        )?;
     }
     if let Some(a) = e.atomiceth {
-        write!(o, " va 0x{:x} rkey 0x{:08x} swap/add {} cmp {}", a.va, a.rkey, a.swap_add, a.compare)?;
+        write!(
+            o,
+            " va 0x{:x} rkey 0x{:08x} swap/add {} cmp {}",
+            a.va, a.rkey, a.swap_add, a.compare
+        )?;
     }
     if let Some(a) = e.aeth {
         match a.kind() {
             AethKind::Ack { credit_code: 31 } => o.push_str(" ACK"),
-            AethKind::Ack { credit_code } => write!(o, " ACK credits {}", rdmascope_wire::ext::credits(credit_code).unwrap_or(0))?,
+            AethKind::Ack { credit_code } => write!(
+                o,
+                " ACK credits {}",
+                rdmascope_wire::ext::credits(credit_code).unwrap_or(0)
+            )?,
             AethKind::RnrNak { timer_code } => {
                 let us = rnr_timer_us(timer_code);
                 write!(o, " RNR-NAK timer {}.{:02}ms", us / 1000, us % 1000 / 10)?
@@ -134,7 +167,11 @@ fn mad_summary(o: &mut String, m: &mad::Mad) -> Result {
     write!(o, " CM {}", cm.name())?;
     match cm {
         CmMessage::Req(r) => {
-            write!(o, " comm 0x{:08x} qpn 0x{:06x} psn {} sid 0x{:016x}", r.local_comm_id, r.local_qpn, r.starting_psn, r.service_id)?;
+            write!(
+                o,
+                " comm 0x{:08x} qpn 0x{:06x} psn {} sid 0x{:016x}",
+                r.local_comm_id, r.local_qpn, r.starting_psn, r.service_id
+            )?;
             if mad::is_rdma_cm_service(r.service_id) {
                 write!(o, " (port {})", mad::service_port(r.service_id))?;
             }
@@ -146,14 +183,47 @@ fn mad_summary(o: &mut String, m: &mad::Mad) -> Result {
             " comm 0x{:08x} remote 0x{:08x} qpn 0x{:06x} psn {}",
             r.local_comm_id, r.remote_comm_id, r.local_qpn, r.starting_psn
         ),
-        CmMessage::Rej(r) => write!(o, " comm 0x{:08x} remote 0x{:08x} reason {} ({})", r.local_comm_id, r.remote_comm_id, r.reason, mad::rej_reason_name(r.reason)),
-        CmMessage::Mra(r) => write!(o, " comm 0x{:08x} remote 0x{:08x}", r.local_comm_id, r.remote_comm_id),
-        CmMessage::Rtu(r) | CmMessage::Drep(r) => write!(o, " comm 0x{:08x} remote 0x{:08x}", r.local_comm_id, r.remote_comm_id),
-        CmMessage::Dreq(r) => write!(o, " comm 0x{:08x} remote 0x{:08x} qpn 0x{:06x}", r.local_comm_id, r.remote_comm_id, r.remote_qpn),
-        CmMessage::Lap(r) => write!(o, " comm 0x{:08x} remote 0x{:08x} qpn 0x{:06x}", r.local_comm_id, r.remote_comm_id, r.remote_qpn),
-        CmMessage::Apr(r) => write!(o, " comm 0x{:08x} remote 0x{:08x} status {}", r.local_comm_id, r.remote_comm_id, r.ap_status),
-        CmMessage::SidrReq(r) => write!(o, " req 0x{:08x} sid 0x{:016x}", r.request_id, r.service_id),
-        CmMessage::SidrRep(r) => write!(o, " req 0x{:08x} status {} qpn 0x{:06x} qkey 0x{:08x}", r.request_id, r.status, r.qpn, r.qkey),
+        CmMessage::Rej(r) => write!(
+            o,
+            " comm 0x{:08x} remote 0x{:08x} reason {} ({})",
+            r.local_comm_id,
+            r.remote_comm_id,
+            r.reason,
+            mad::rej_reason_name(r.reason)
+        ),
+        CmMessage::Mra(r) => write!(
+            o,
+            " comm 0x{:08x} remote 0x{:08x}",
+            r.local_comm_id, r.remote_comm_id
+        ),
+        CmMessage::Rtu(r) | CmMessage::Drep(r) => write!(
+            o,
+            " comm 0x{:08x} remote 0x{:08x}",
+            r.local_comm_id, r.remote_comm_id
+        ),
+        CmMessage::Dreq(r) => write!(
+            o,
+            " comm 0x{:08x} remote 0x{:08x} qpn 0x{:06x}",
+            r.local_comm_id, r.remote_comm_id, r.remote_qpn
+        ),
+        CmMessage::Lap(r) => write!(
+            o,
+            " comm 0x{:08x} remote 0x{:08x} qpn 0x{:06x}",
+            r.local_comm_id, r.remote_comm_id, r.remote_qpn
+        ),
+        CmMessage::Apr(r) => write!(
+            o,
+            " comm 0x{:08x} remote 0x{:08x} status {}",
+            r.local_comm_id, r.remote_comm_id, r.ap_status
+        ),
+        CmMessage::SidrReq(r) => {
+            write!(o, " req 0x{:08x} sid 0x{:016x}", r.request_id, r.service_id)
+        }
+        CmMessage::SidrRep(r) => write!(
+            o,
+            " req 0x{:08x} status {} qpn 0x{:06x} qkey 0x{:08x}",
+            r.request_id, r.status, r.qpn, r.qkey
+        ),
     }
 }
 
@@ -185,27 +255,66 @@ fn other(o: &mut String, f: &Frame<'_>) -> Result {
         .map(|i| (Value::Ipv4(i.src), Value::Ipv4(i.dst)))
         .or(f.ipv6.map(|i| (Value::Ipv6(i.src), Value::Ipv6(i.dst))));
     match (f.other, f.udp, ip) {
-        (Some(Other::Tcp { src_port, dst_port, flags, payload_len, .. }), _, Some((s, d))) => {
+        (
+            Some(Other::Tcp {
+                src_port,
+                dst_port,
+                flags,
+                payload_len,
+                ..
+            }),
+            _,
+            Some((s, d)),
+        ) => {
             write!(o, "{s}.{src_port} > {d}.{dst_port} TCP [")?;
-            for (bit, c) in [(0x02, 'S'), (0x01, 'F'), (0x04, 'R'), (0x08, 'P'), (0x10, '.'), (0x20, 'U')] {
+            for (bit, c) in [
+                (0x02, 'S'),
+                (0x01, 'F'),
+                (0x04, 'R'),
+                (0x08, 'P'),
+                (0x10, '.'),
+                (0x20, 'U'),
+            ] {
                 if flags & bit != 0 {
                     o.push(c);
                 }
             }
             write!(o, "] len {payload_len}")
         }
-        (_, Some(u), Some((s, d))) => write!(o, "{s}.{} > {d}.{} UDP len {}", u.src_port, u.dst_port, u.length.saturating_sub(8)),
-        (Some(Other::Icmp { ty, code }), _, Some((s, d))) => write!(o, "{s} > {d} ICMP type {ty} code {code}"),
-        (Some(Other::Icmpv6 { ty, code }), _, Some((s, d))) => write!(o, "{s} > {d} ICMPv6 type {ty} code {code}"),
+        (_, Some(u), Some((s, d))) => write!(
+            o,
+            "{s}.{} > {d}.{} UDP len {}",
+            u.src_port,
+            u.dst_port,
+            u.length.saturating_sub(8)
+        ),
+        (Some(Other::Icmp { ty, code }), _, Some((s, d))) => {
+            write!(o, "{s} > {d} ICMP type {ty} code {code}")
+        }
+        (Some(Other::Icmpv6 { ty, code }), _, Some((s, d))) => {
+            write!(o, "{s} > {d} ICMPv6 type {ty} code {code}")
+        }
         (_, _, Some((s, d))) => {
-            let proto = f.ipv4.map(|i| i.protocol).or(f.ipv6.map(|i| i.next_header)).unwrap_or(0);
+            let proto = f
+                .ipv4
+                .map(|i| i.protocol)
+                .or(f.ipv6.map(|i| i.next_header))
+                .unwrap_or(0);
             write!(o, "{s} > {d} IP proto {proto}")?;
             if f.ipv4.is_some_and(|i| i.is_fragment()) {
                 o.push_str(" fragment");
             }
             Ok(())
         }
-        (Some(Other::Arp { op, sender_ip, target_ip }), _, _) => {
+        (
+            Some(Other::Arp {
+                op,
+                sender_ip,
+                target_ip,
+            }),
+            _,
+            _,
+        ) => {
             let (s, t) = (Value::Ipv4(sender_ip), Value::Ipv4(target_ip));
             if op == 1 {
                 write!(o, "ARP who-has {t} tell {s}")
@@ -229,12 +338,26 @@ fn other(o: &mut String, f: &Frame<'_>) -> Result {
         }
         _ => {
             if let Some(e) = f.eth {
-                let ty = f.vlans.iter().flatten().last().map_or(e.ethertype, |v| v.ethertype);
-                write!(o, "{} > {} ethertype 0x{ty:04x}", Value::Mac(e.src), Value::Mac(e.dst))?;
+                let ty = f
+                    .vlans
+                    .iter()
+                    .flatten()
+                    .last()
+                    .map_or(e.ethertype, |v| v.ethertype);
+                write!(
+                    o,
+                    "{} > {} ethertype 0x{ty:04x}",
+                    Value::Mac(e.src),
+                    Value::Mac(e.dst)
+                )?;
             } else if let Some(l) = f.lrh {
                 write!(o, "lid {} > {} IB raw (LNH {})", l.slid, l.dlid, l.lnh)?;
             } else {
-                write!(o, "{} packet", rdmascope_wire::link::linktype_name(f.linktype))?;
+                write!(
+                    o,
+                    "{} packet",
+                    rdmascope_wire::link::linktype_name(f.linktype)
+                )?;
             }
             write!(o, " len {}", f.orig_len)
         }

@@ -25,10 +25,18 @@ pub struct Printer {
 
 impl Printer {
     pub fn new(style: Style) -> Self {
-        Self { style, buf: String::with_capacity(512) }
+        Self {
+            style,
+            buf: String::with_capacity(512),
+        }
     }
 
-    pub fn print(&mut self, out: &mut impl Write, meta: &RecordMeta, frame: &Frame<'_>) -> io::Result<()> {
+    pub fn print(
+        &mut self,
+        out: &mut impl Write,
+        meta: &RecordMeta,
+        frame: &Frame<'_>,
+    ) -> io::Result<()> {
         self.buf.clear();
         // Writing into a String cannot fail.
         let _ = match self.style {
@@ -38,12 +46,4 @@ impl Printer {
         };
         out.write_all(self.buf.as_bytes())
     }
-}
-
-/// Renders one frame in a style into a string (for tests and other commands).
-pub fn render(style: Style, meta: &RecordMeta, frame: &Frame<'_>) -> String {
-    let mut p = Printer::new(style);
-    let mut v = Vec::new();
-    let _ = p.print(&mut v, meta, frame);
-    String::from_utf8_lossy(&v).into_owned()
 }

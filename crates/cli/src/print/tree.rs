@@ -51,11 +51,32 @@ fn title(prefix: &str) -> &'static str {
 /// Fields shown in hex.
 fn hex(name: &str) -> bool {
     const H: &[&str] = &[
-        "qp", "key", ".va", "guid", "commid", "serviceid", "checksum", "icrc", "vcrc", "syndrome", "type",
-        "etype", "transactionid", "attributeid", "attributemodifier", "opcode", "immdt", "ieth", "enbv", "flags",
-        "requestid", "eecn", "status",
+        "qp",
+        "key",
+        ".va",
+        "guid",
+        "commid",
+        "serviceid",
+        "checksum",
+        "icrc",
+        "vcrc",
+        "syndrome",
+        "type",
+        "etype",
+        "transactionid",
+        "attributeid",
+        "attributemodifier",
+        "opcode",
+        "immdt",
+        "ieth",
+        "enbv",
+        "flags",
+        "requestid",
+        "eecn",
+        "status",
     ];
-    H.iter().any(|h| name.contains(h)) && !name.ends_with("status") || name == "mad.status"
+    (H.iter().any(|h| name.contains(h)) && !name.ends_with("status") || name == "mad.status")
+        && name != "frame.linktype"
 }
 
 fn meaning(name: &str, v: &Value<'_>) -> Option<String> {

@@ -23,7 +23,10 @@ pub fn corpus_files(dir: &std::path::Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("read corpus dir")
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng" || x == "gz"))
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|x| x == "pcap" || x == "pcapng" || x == "gz")
+        })
         .collect();
     v.sort();
     v
@@ -62,7 +65,10 @@ pub fn read_all(path: &std::path::Path) -> Vec<Rec> {
 
 /// `tshark` on PATH, or `None` with a printed notice.
 pub fn tshark() -> Option<&'static str> {
-    let ok = std::process::Command::new("tshark").arg("--version").output().is_ok_and(|o| o.status.success());
+    let ok = std::process::Command::new("tshark")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if ok {
         Some("tshark")
     } else {
