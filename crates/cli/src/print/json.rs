@@ -1,12 +1,23 @@
 //! `--json`: NDJSON, one flat object per packet; keys as in `docs/json.md`.
 
-use std::fmt::{Result, Write};
+use std::io::Write;
+
+type Result = std::io::Result<()>;
+
+use super::fast::Out;
 
 use rdmascope_wire::fields::{self, RecordMeta, Value};
 use rdmascope_wire::Frame;
 
-fn string(o: &mut String, s: &str) {
-    o.push('"');
+use super::fast;
+
+fn string(o: &mut Vec<u8>, s: &str) {
+    o.pushc('"');
+    if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        o.push_str(s);
+        o.pushc('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => o.push_str("\\\""),
@@ -14,40 +25,46 @@ fn string(o: &mut String, s: &str) {
             c if (c as u32) < 0x20 => {
                 let _ = write!(o, "\\u{:04x}", c as u32);
             }
-            c => o.push(c),
+            c => o.pushc(c),
         }
     }
-    o.push('"');
+    o.pushc('"');
 }
 
-pub fn write(o: &mut String, m: &RecordMeta, f: &Frame<'_>) -> Result {
-    o.push('{');
+pub fn write(o: &mut Vec<u8>, m: &RecordMeta, f: &Frame<'_>) -> Result {
+    o.pushc('{');
     let mut first = true;
-    let mut err = Ok(());
     fields::visit(m, f, &mut |name, v| {
         if !first {
-            o.push(',');
+            o.pushc(',');
         }
         first = false;
-        o.push('"');
+        o.pushc('"');
         o.push_str(name);
         o.push_str("\":");
-        err = err.and_then(|_| match v {
-            Value::U(x) => write!(o, "{x}"),
-            Value::Bool(b) => write!(o, "{}", u8::from(b)),
-            Value::Time(_) => write!(o, "{v}"),
-            Value::Str(s) => {
-                string(o, s);
-                Ok(())
+        {
+            match v {
+                Value::U(x) => fast::dec(o, x),
+                Value::Bool(b) => o.pushc(if b { '1' } else { '0' }),
+                Value::Time(ns) => fast::epoch(o, ns),
+                Value::Str(s) => string(o, s),
+                Value::Ipv4(a) => {
+                    o.pushc('"');
+                    fast::ipv4(o, a);
+                    o.pushc('"');
+                }
+                Value::Mac(m) => {
+                    o.pushc('"');
+                    fast::mac(o, m);
+                    o.pushc('"');
+                }
+                _ => {
+                    let s = v.to_string();
+                    string(o, &s);
+                }
             }
-            _ => {
-                let s = v.to_string();
-                string(o, &s);
-                Ok(())
-            }
-        });
+        }
     });
-    err?;
     o.push_str("}\n");
     Ok(())
 }

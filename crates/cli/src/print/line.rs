@@ -1,7 +1,11 @@
 //! One line per packet, tcpdump-style: number, time, addresses, transport and opcode, QP, PSN,
 //! the fields that matter for the opcode, and flags.
 
-use std::fmt::{Result, Write};
+use std::io::Write;
+
+type Result = std::io::Result<()>;
+
+use super::fast::Out;
 
 use rdmascope_wire::ext::{nak_name, rnr_timer_us, AethKind};
 use rdmascope_wire::fields::{RecordMeta, Value};
@@ -11,12 +15,16 @@ use rdmascope_wire::macctl::MacControl;
 use rdmascope_wire::mad::{self, CmMessage};
 use rdmascope_wire::{Frame, IcrcStatus};
 
-use crate::timefmt::time_of_day;
+use super::fast;
 
-pub fn write(o: &mut String, m: &RecordMeta, f: &Frame<'_>) -> Result {
-    write!(o, "{:>6} ", m.number)?;
-    time_of_day(o, m.ts_ns)?;
-    o.push(' ');
+pub fn write(o: &mut Vec<u8>, m: &RecordMeta, f: &Frame<'_>) -> Result {
+    for _ in 0..6usize.saturating_sub(digits(m.number)) {
+        o.pushc(' ');
+    }
+    fast::dec(o, m.number);
+    o.pushc(' ');
+    fast::time_of_day(o, m.ts_ns);
+    o.pushc(' ');
     for v in f.vlans.iter().flatten() {
         write!(o, "vlan {} p{} ", v.vid, v.pcp)?;
     }
@@ -26,23 +34,33 @@ pub fn write(o: &mut String, m: &RecordMeta, f: &Frame<'_>) -> Result {
         other(o, f)?;
     }
     flags(o, f)?;
-    o.push('\n');
+    o.pushc('\n');
     Ok(())
 }
 
-fn addrs(o: &mut String, f: &Frame<'_>) -> Result {
+fn digits(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 10 {
+        v /= 10;
+        n += 1;
+    }
+    n
+}
+
+fn addrs(o: &mut Vec<u8>, f: &Frame<'_>) -> Result {
     match f.encap {
         Some(Encap::RoceV2) => {
             let (sp, dp) = f.udp.map_or((0, 0), |u| (u.src_port, u.dst_port));
             if let Some(ip) = f.ipv4 {
-                write!(
-                    o,
-                    "{}.{} > {}.{} ",
-                    Value::Ipv4(ip.src),
-                    sp,
-                    Value::Ipv4(ip.dst),
-                    dp
-                )
+                fast::ipv4(o, ip.src);
+                o.pushc('.');
+                fast::dec(o, u64::from(sp));
+                o.push_str(" > ");
+                fast::ipv4(o, ip.dst);
+                o.pushc('.');
+                fast::dec(o, u64::from(dp));
+                o.pushc(' ');
+                Ok(())
             } else if let Some(ip) = f.ipv6 {
                 write!(
                     o,
@@ -68,18 +86,17 @@ fn addrs(o: &mut String, f: &Frame<'_>) -> Result {
     }
 }
 
-fn rdma(o: &mut String, f: &Frame<'_>) -> Result {
+fn rdma(o: &mut Vec<u8>, f: &Frame<'_>) -> Result {
     let Some(b) = f.bth else { return Ok(()) };
     let info = rdmascope_wire::OpInfo::of(b.opcode);
     addrs(o, f)?;
-    write!(
-        o,
-        "{} {} qp 0x{:06x} psn {}",
-        f.encap.map_or("RDMA", |e| e.name()),
-        info.name,
-        b.destqp,
-        b.psn
-    )?;
+    o.push_str(f.encap.map_or("RDMA", |e| e.name()));
+    o.pushc(' ');
+    o.push_str(info.name);
+    o.push_str(" qp ");
+    fast::hex0x(o, u64::from(b.destqp), 6);
+    o.push_str(" psn ");
+    fast::dec(o, u64::from(b.psn));
     if b.ackreq {
         o.push_str(" ackreq");
     }
@@ -100,11 +117,12 @@ fn rdma(o: &mut String, f: &Frame<'_>) -> Result {
         write!(o, " flush sel {} type {}", x.selectivity, x.placement)?;
     }
     if let Some(r) = e.reth {
-        write!(
-            o,
-            " va 0x{:x} rkey 0x{:08x} dmalen {}",
-            r.va, r.rkey, r.dma_len
-        )?;
+        o.push_str(" va ");
+        fast::hex0x(o, r.va, 0);
+        o.push_str(" rkey ");
+        fast::hex0x(o, u64::from(r.rkey), 8);
+        o.push_str(" dmalen ");
+        fast::dec(o, u64::from(r.dma_len));
     }
     if let Some(a) = e.atomiceth {
         write!(
@@ -128,7 +146,8 @@ fn rdma(o: &mut String, f: &Frame<'_>) -> Result {
             AethKind::Nak { code } => write!(o, " NAK {}", nak_name(code))?,
             AethKind::Reserved { value } => write!(o, " AETH reserved 0x{value:02x}")?,
         }
-        write!(o, " msn {}", a.msn)?;
+        o.push_str(" msn ");
+        fast::dec(o, u64::from(a.msn));
     }
     if let Some(a) = e.atomicacketh {
         write!(o, " orig {}", a.orig_data)?;
@@ -142,17 +161,19 @@ fn rdma(o: &mut String, f: &Frame<'_>) -> Result {
     if let Some(md) = f.mad {
         mad_summary(o, &md)?;
     } else if info.has_payload {
-        write!(o, " len {}", f.payload_len)?;
+        o.push_str(" len ");
+        fast::dec(o, f.payload_len as u64);
     }
     if let Some(ecn) = f.ecn() {
         if f.encap == Some(Encap::RoceV2) {
-            write!(o, " {}", ecn_name(ecn))?;
+            o.pushc(' ');
+            o.push_str(ecn_name(ecn));
         }
     }
     Ok(())
 }
 
-fn mad_summary(o: &mut String, m: &mad::Mad) -> Result {
+fn mad_summary(o: &mut Vec<u8>, m: &mad::Mad) -> Result {
     let h = m.header;
     let Some(cm) = m.cm else {
         return write!(
@@ -227,7 +248,7 @@ fn mad_summary(o: &mut String, m: &mad::Mad) -> Result {
     }
 }
 
-fn other(o: &mut String, f: &Frame<'_>) -> Result {
+fn other(o: &mut Vec<u8>, f: &Frame<'_>) -> Result {
     if let Some(mc) = f.macctl {
         if let Some(e) = f.eth {
             write!(o, "{} > {} ", Value::Mac(e.src), Value::Mac(e.dst))?;
@@ -276,7 +297,7 @@ fn other(o: &mut String, f: &Frame<'_>) -> Result {
                 (0x20, 'U'),
             ] {
                 if flags & bit != 0 {
-                    o.push(c);
+                    o.pushc(c);
                 }
             }
             write!(o, "] len {payload_len}")
@@ -364,7 +385,7 @@ fn other(o: &mut String, f: &Frame<'_>) -> Result {
     }
 }
 
-fn flags(o: &mut String, f: &Frame<'_>) -> Result {
+fn flags(o: &mut Vec<u8>, f: &Frame<'_>) -> Result {
     if let Some(b) = f.bth {
         if b.fecn {
             o.push_str(" FECN");

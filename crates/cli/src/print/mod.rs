@@ -1,5 +1,6 @@
 //! Printers for `show`: one line per packet, a field tree, or NDJSON.
 
+mod fast;
 mod json;
 mod line;
 mod tree;
@@ -20,14 +21,14 @@ pub enum Style {
 /// Renders decoded frames; keeps a scratch buffer between calls.
 pub struct Printer {
     style: Style,
-    buf: String,
+    buf: Vec<u8>,
 }
 
 impl Printer {
     pub fn new(style: Style) -> Self {
         Self {
             style,
-            buf: String::with_capacity(512),
+            buf: Vec::with_capacity(512),
         }
     }
 
@@ -38,12 +39,12 @@ impl Printer {
         frame: &Frame<'_>,
     ) -> io::Result<()> {
         self.buf.clear();
-        // Writing into a String cannot fail.
+        // Writing into a Vec cannot fail.
         let _ = match self.style {
             Style::Line => line::write(&mut self.buf, meta, frame),
             Style::Tree => tree::write(&mut self.buf, meta, frame),
             Style::Json => json::write(&mut self.buf, meta, frame),
         };
-        out.write_all(self.buf.as_bytes())
+        out.write_all(&self.buf)
     }
 }

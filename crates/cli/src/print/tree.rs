@@ -1,6 +1,10 @@
 //! `-V`: every field of every layer, grouped under a title per layer, with meanings spelled out.
 
-use std::fmt::{Result, Write};
+use std::io::Write;
+
+type Result = std::io::Result<()>;
+
+use super::fast::Out;
 
 use rdmascope_wire::fields::{self, RecordMeta, Value};
 use rdmascope_wire::{ip, mad, Frame, OpInfo};
@@ -102,16 +106,15 @@ fn meaning(name: &str, v: &Value<'_>) -> Option<String> {
     })
 }
 
-pub fn write(o: &mut String, m: &RecordMeta, f: &Frame<'_>) -> Result {
+pub fn write(o: &mut Vec<u8>, m: &RecordMeta, f: &Frame<'_>) -> Result {
     let mut cur = "";
-    let mut err = Ok(());
     fields::visit(m, f, &mut |name, v| {
         let prefix = name.split('.').next().unwrap_or(name);
         if prefix != cur {
             cur = prefix;
-            err = err.and_then(|_| writeln!(o, "{}", title(prefix)));
+            let _ = writeln!(o, "{}", title(prefix));
         }
-        err = err.and_then(|_| {
+        let _ = (|| -> Result {
             write!(o, "    {name}: ")?;
             match v {
                 Value::Time(ns) => write!(o, "{v} ({})", date_time(ns))?,
@@ -121,11 +124,10 @@ pub fn write(o: &mut String, m: &RecordMeta, f: &Frame<'_>) -> Result {
             if let Some(s) = meaning(name, &v) {
                 write!(o, " ({s})")?;
             }
-            o.push('\n');
+            o.pushc('\n');
             Ok(())
-        });
+        })();
     });
-    err?;
-    o.push('\n');
+    o.pushc('\n');
     Ok(())
 }
