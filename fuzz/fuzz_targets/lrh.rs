@@ -1,0 +1,9 @@
+//! Fuzz target: the lrh parser must never panic on any bytes.
+#![no_main]
+#[allow(unused_imports)]
+use rdmascope_wire::*;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(p) = lrh::LrhPacket::new_checked(data) { let _ = lrh::LrhRepr::parse(&p); }
+});
