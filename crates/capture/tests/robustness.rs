@@ -7,23 +7,37 @@ use rdmascope_capture::{CaptureReader, PcapWriter, PcapngWriter};
 fn pcap() -> Vec<u8> {
     let mut w = PcapWriter::new(Vec::new(), 1, 65535).unwrap();
     for i in 0..8u8 {
-        w.write(u64::from(i) * 1000, 60 + u32::from(i), &vec![i; 60 + usize::from(i)]).unwrap();
+        w.write(
+            u64::from(i) * 1000,
+            60 + u32::from(i),
+            &vec![i; 60 + usize::from(i)],
+        )
+        .unwrap();
     }
     w.into_inner()
 }
 
 fn pcapng() -> Vec<u8> {
     let mut w = PcapngWriter::new(Vec::new(), Some("test")).unwrap();
-    let a = w.add_interface(1, 0, Some("eth0"), Some(100_000_000_000)).unwrap();
+    let a = w
+        .add_interface(1, 0, Some("eth0"), Some(100_000_000_000))
+        .unwrap();
     let b = w.add_interface(247, 128, None, None).unwrap();
     for i in 0..8u8 {
-        w.write(if i % 2 == 0 { a } else { b }, u64::from(i), 61, &vec![i; 61]).unwrap();
+        w.write(
+            if i % 2 == 0 { a } else { b },
+            u64::from(i),
+            61,
+            &[i; 61],
+        )
+        .unwrap();
     }
     w.into_inner()
 }
 
 fn read_all(bytes: Vec<u8>) -> Result<usize, String> {
-    let mut r = CaptureReader::from_reader("mem", Box::new(std::io::Cursor::new(bytes))).map_err(|e| e.to_string())?;
+    let mut r = CaptureReader::from_reader("mem", Box::new(std::io::Cursor::new(bytes)))
+        .map_err(|e| e.to_string())?;
     let mut n = 0;
     while let Some(rec) = r.next().map_err(|e| e.to_string())? {
         assert!(rec.data.len() <= 1 << 26);
@@ -40,7 +54,8 @@ fn valid_files_read_fully() {
 
 #[test]
 fn pcapng_snaplen_and_speed() {
-    let mut r = CaptureReader::from_reader("mem", Box::new(std::io::Cursor::new(pcapng()))).unwrap();
+    let mut r =
+        CaptureReader::from_reader("mem", Box::new(std::io::Cursor::new(pcapng()))).unwrap();
     let rec = r.next().unwrap().unwrap();
     assert_eq!(rec.data.len(), 61);
     let rec = r.next().unwrap().unwrap();

@@ -1,6 +1,7 @@
 //! `rdmascope`: capture, decode and diagnose RDMA traffic. This crate parses arguments and
 //! renders; the engines live in the library crates.
 
+mod gen;
 mod print;
 mod show;
 mod timefmt;
@@ -22,12 +23,15 @@ struct Cli {
 enum Cmd {
     /// Print the packets of capture files, one line each, as a field tree, or as NDJSON.
     Show(show::ShowArgs),
+    /// Write a realistic RDMA traffic scenario as a capture, with its ground truth.
+    Gen(gen::GenArgs),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Show(a) => show::run(&a),
+        Cmd::Gen(a) => gen::run(&a),
     };
     match r {
         Ok(()) => std::process::ExitCode::SUCCESS,

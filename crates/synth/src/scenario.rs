@@ -1,0 +1,395 @@
+//! The named scenarios: which nodes talk, over which QPs, and what goes wrong.
+
+use crate::frames::Node;
+use crate::sim::{Aux, ConnCfg, Fabric, OpKind, Sim, SimOpts, Sink};
+use crate::truth::Truth;
+
+/// A traffic scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scenario {
+    Clean,
+    Lossy,
+    Rnr,
+    Incast,
+    PfcStorm,
+    Misconfig,
+    Ib,
+    Mixed,
+}
+
+impl Scenario {
+    pub const ALL: [Scenario; 8] = [
+        Self::Clean,
+        Self::Lossy,
+        Self::Rnr,
+        Self::Incast,
+        Self::PfcStorm,
+        Self::Misconfig,
+        Self::Ib,
+        Self::Mixed,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Clean => "clean",
+            Self::Lossy => "lossy",
+            Self::Rnr => "rnr",
+            Self::Incast => "incast",
+            Self::PfcStorm => "pfc-storm",
+            Self::Misconfig => "misconfig",
+            Self::Ib => "ib",
+            Self::Mixed => "mixed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|x| x.name() == s)
+    }
+
+    /// Finding codes `analyze` must report for this scenario.
+    pub fn expected_findings(self) -> Vec<&'static str> {
+        match self {
+            Self::Clean | Self::Ib => vec![],
+            Self::Lossy => vec!["transport.loss", "transport.timeout"],
+            Self::Rnr => vec!["transport.rnr"],
+            Self::Incast => vec!["congestion.ecn"],
+            Self::PfcStorm => vec!["pfc.pause", "pfc.storm"],
+            Self::Misconfig => vec![
+                "cm.reject",
+                "congestion.ce_without_cnp",
+                "congestion.not_ect",
+                "ecmp.single_udp_sport",
+                "mtu.mismatch",
+                "pfc.pause",
+                "pfc.priority_mismatch",
+            ],
+            Self::Mixed => {
+                let mut v: Vec<&str> = Self::ALL[..7]
+                    .iter()
+                    .flat_map(|s| s.expected_findings())
+                    .collect();
+                v.sort();
+                v.dedup();
+                v
+            }
+        }
+    }
+}
+
+/// What to generate.
+#[derive(Debug, Clone)]
+pub struct GenOptions {
+    pub scenario: Scenario,
+    /// Stop after this many frames.
+    pub packets: Option<u64>,
+    /// Stop after this much capture time.
+    pub duration_ns: Option<u64>,
+    pub seed: u64,
+    pub link_bps: u64,
+    pub snaplen: usize,
+    pub ipv6: bool,
+    pub vlan: Option<(u16, u8)>,
+    pub corrupt_rate: f64,
+    /// Include native IB traffic in `mixed` (needs a second interface: pcapng only).
+    pub mixed_ib: bool,
+}
+
+impl Default for GenOptions {
+    fn default() -> Self {
+        Self {
+            scenario: Scenario::Clean,
+            packets: None,
+            duration_ns: None,
+            seed: 1,
+            link_bps: 100_000_000_000,
+            snaplen: 65535,
+            ipv6: false,
+            vlan: None,
+            corrupt_rate: 0.0,
+            mixed_ib: false,
+        }
+    }
+}
+
+/// The capture starts at this time (2026-01-01T00:00:00Z), so a seed gives identical files.
+const EPOCH_NS: u64 = 1_767_225_600_000_000_000;
+
+/// Runs a scenario, writing frames to `sink` (interface 0: Ethernet; interface 1: ERF for native
+/// IB) and returning the ground truth.
+pub fn generate(o: &GenOptions, sink: &mut dyn Sink) -> std::io::Result<Truth> {
+    let max_frames = o.packets.unwrap_or(if o.duration_ns.is_some() {
+        u64::MAX
+    } else {
+        10_000
+    });
+    let opts = SimOpts {
+        link_bps: o.link_bps,
+        snaplen: o.snaplen,
+        ipv6: o.ipv6,
+        vlan: o.vlan,
+        corrupt_rate: o.corrupt_rate,
+        max_frames,
+        max_ns: o.duration_ns.unwrap_or(u64::MAX / 4),
+        seed: o.seed,
+        start_ns: EPOCH_NS,
+    };
+    let nodes = (0..64).map(Node::numbered).collect();
+    let mut sim = Sim::new(opts, nodes, sink);
+    let vlan_pcp = o.vlan.map(|v| v.1);
+    match o.scenario {
+        Scenario::Clean => clean(&mut sim, 0, 0x100, vlan_pcp),
+        Scenario::Lossy => lossy(&mut sim, 8, 0x300, vlan_pcp),
+        Scenario::Rnr => rnr(&mut sim, 12, 0x500, vlan_pcp),
+        Scenario::Incast => incast(&mut sim, 16, 0x700, vlan_pcp),
+        Scenario::PfcStorm => pfc_storm(&mut sim, 28, 0x900, vlan_pcp),
+        Scenario::Misconfig => misconfig(&mut sim, 32, 0xb00),
+        Scenario::Ib => ib(&mut sim, 48, 0xd00),
+        Scenario::Mixed => {
+            clean(&mut sim, 0, 0x100, vlan_pcp);
+            lossy(&mut sim, 8, 0x300, vlan_pcp);
+            rnr(&mut sim, 12, 0x500, vlan_pcp);
+            incast(&mut sim, 16, 0x700, vlan_pcp);
+            pfc_storm(&mut sim, 28, 0x900, vlan_pcp);
+            misconfig(&mut sim, 32, 0xb00);
+            if o.mixed_ib {
+                ib(&mut sim, 48, 0xd00);
+            }
+        }
+    }
+    sim.run()?;
+    let mut t = std::mem::take(&mut sim.truth);
+    t.scenario = o.scenario.name().to_string();
+    t.expected_findings = o
+        .scenario
+        .expected_findings()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    if (o.snaplen as u64) < 1100 && t.totals.icrc.truncated > 0 {
+        t.expected_findings.push("capture.truncated".into());
+        t.expected_findings.sort();
+    }
+    Ok(t)
+}
+
+fn base(a: usize, b: usize, qa: u32, qb: u32, pcp: Option<u8>) -> ConnCfg {
+    let mut c = ConnCfg::new(a, b, qa, qb);
+    c.pcp = pcp.unwrap_or(3);
+    c
+}
+
+fn clean(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
+    let ops = vec![
+        OpKind::Write,
+        OpKind::Read,
+        OpKind::Send,
+        OpKind::WriteImm,
+        OpKind::SendImm,
+    ];
+    for (i, (port, mtu)) in [(4420u16, 4096u32), (20049, 1024), (7471, 1024)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut c = base(
+            n + 2 * i,
+            n + 2 * i + 1,
+            q + i as u32 * 0x10,
+            q + 0x8 + i as u32 * 0x10,
+            pcp,
+        );
+        c.cm = true;
+        c.service_port = Some(port);
+        c.pmtu = mtu;
+        c.b_pmtu = mtu;
+        c.ops = ops.clone();
+        c.sizes = vec![64, 301, 1024, 4099, 16384, 65536];
+        c.messages = 40;
+        c.respawn = true;
+        c.rate = 0.3;
+        c.psn_a = sim.rng().below(1 << 24) as u32;
+        c.psn_b = sim.rng().below(1 << 24) as u32;
+        c.start_ns = 1_000 * i as u64;
+        sim.add_conn(c);
+    }
+    // A QP whose PSNs wrap past 2^24, set up out of band (no CM).
+    let mut w = base(n + 6, n + 7, q + 0x30, q + 0x38, pcp);
+    w.psn_a = 0xff_ff00;
+    w.ops = vec![OpKind::Write, OpKind::Send];
+    w.sizes = vec![1024, 2048];
+    w.rate = 0.2;
+    sim.add_conn(w);
+    sim.add_aux(Aux::Ud {
+        a: n + 6,
+        b: n,
+        qpn_a: q + 0x40,
+        qpn_b: q + 0x41,
+        qkey: 0x1111_1111,
+        every_ns: 20_000,
+        start_ns: 3_000,
+    });
+}
+
+fn lossy(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
+    let mut c = base(n, n + 1, q, q + 8, pcp);
+    c.ops = vec![OpKind::Write, OpKind::Send];
+    c.sizes = vec![4096, 16384];
+    c.drop_every = 97;
+    c.rate = 0.4;
+    c.psn_a = sim.rng().below(1 << 24) as u32;
+    sim.add_conn(c);
+    let mut t = base(n + 2, n + 3, q + 0x10, q + 0x18, pcp);
+    t.ops = vec![OpKind::Write];
+    t.sizes = vec![8192];
+    t.ack_blackout_after_msg = Some(5);
+    t.rate = 0.2;
+    t.psn_a = sim.rng().below(1 << 24) as u32;
+    sim.add_conn(t);
+}
+
+fn rnr(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
+    let mut c = base(n, n + 1, q, q + 8, pcp);
+    c.ops = vec![OpKind::Send, OpKind::Send, OpKind::Write];
+    c.sizes = vec![512, 2048];
+    c.rnr_sends = 5;
+    c.rnr_timer_code = 14;
+    c.rate = 0.3;
+    c.psn_a = sim.rng().below(1 << 24) as u32;
+    sim.add_conn(c);
+}
+
+fn incast(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
+    for i in 0..8u32 {
+        let mut c = base(
+            n + 1 + i as usize,
+            n,
+            q + i * 0x10,
+            q + 0x100 + i * 0x10,
+            pcp,
+        );
+        c.ops = vec![OpKind::Write];
+        c.sizes = vec![65536];
+        c.ce_marking = true;
+        c.cnp = true;
+        c.rate = 0.5;
+        c.window = 128;
+        c.psn_a = sim.rng().below(1 << 24) as u32;
+        c.start_ns = 200 * u64::from(i);
+        sim.add_conn(c);
+    }
+}
+
+fn pfc_storm(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
+    let mut c = base(n, n + 1, q, q + 8, pcp);
+    c.ops = vec![OpKind::Write];
+    c.sizes = vec![4096];
+    c.rate = 0.2;
+    sim.add_conn(c);
+    let switch = [0x02, 0x00, 0x00, 0x00, 0xff, 0x01];
+    sim.add_aux(Aux::Pfc {
+        src: switch,
+        to: n,
+        priority: 3,
+        start_ns: 20_000,
+        episodes: 6,
+        refreshes: 4,
+        gap_ns: 150_000,
+        stuck: true,
+    });
+    let host = sim.nodes[n + 1].mac;
+    sim.add_aux(Aux::Pfc {
+        src: host,
+        to: n,
+        priority: 3,
+        start_ns: 60_000,
+        episodes: 4,
+        refreshes: 1,
+        gap_ns: 400_000,
+        stuck: false,
+    });
+}
+
+fn misconfig(sim: &mut Sim<'_>, n: usize, q: u32) {
+    let sport = 49152;
+    // Data on priority 0 (DSCP 0 / PCP 0), sent Not-ECT, while PFC protects priority 3.
+    let mut a = ConnCfg::new(n, n + 1, q, q + 8);
+    a.dscp = 0;
+    a.pcp = 0;
+    a.ecn = 0;
+    a.ops = vec![OpKind::Write, OpKind::Send];
+    a.sizes = vec![4096];
+    a.rate = 0.2;
+    a.sport_a = sport;
+    a.sport_b = sport;
+    sim.add_conn(a);
+    sim.add_aux(Aux::Pfc {
+        src: [0x02, 0, 0, 0, 0xff, 0x02],
+        to: n + 2,
+        priority: 3,
+        start_ns: 50_000,
+        episodes: 2,
+        refreshes: 0,
+        gap_ns: 2_000_000,
+        stuck: false,
+    });
+    // Two senders into one port: CE marks, but the receiver never answers with a CNP.
+    for i in 0..2u32 {
+        let mut c = ConnCfg::new(
+            n + 3 + i as usize,
+            n + 2,
+            q + 0x10 + i * 0x10,
+            q + 0x18 + i * 0x10,
+        );
+        c.ops = vec![OpKind::Write];
+        c.sizes = vec![65536];
+        c.ce_marking = true;
+        c.cnp = false;
+        c.rate = 0.7;
+        c.sport_a = sport;
+        c.sport_b = sport;
+        sim.add_conn(c);
+    }
+    // CM says path MTU 4096; the responder's READ responses use 1024.
+    let mut m = ConnCfg::new(n + 5, n + 6, q + 0x40, q + 0x48);
+    m.cm = true;
+    m.pmtu = 4096;
+    m.b_pmtu = 1024;
+    m.ops = vec![OpKind::Read];
+    m.sizes = vec![8192, 16384];
+    m.rate = 0.2;
+    m.sport_a = sport;
+    m.sport_b = sport;
+    sim.add_conn(m);
+    // A connect the server rejects.
+    let mut r = ConnCfg::new(n + 7, n + 8, q + 0x50, q + 0x58);
+    r.cm = true;
+    r.reject = Some(28);
+    r.service_port = Some(4420);
+    r.sport_a = sport;
+    r.sport_b = sport;
+    r.start_ns = 30_000;
+    sim.add_conn(r);
+}
+
+fn ib(sim: &mut Sim<'_>, n: usize, q: u32) {
+    for (i, grh) in [false, false, true].into_iter().enumerate() {
+        let mut c = ConnCfg::new(
+            n + 2 * i,
+            n + 2 * i + 1,
+            q + i as u32 * 0x10,
+            q + 8 + i as u32 * 0x10,
+        );
+        c.fabric = Fabric::Ib { grh };
+        c.cm = i == 0;
+        c.pmtu = 2048;
+        c.b_pmtu = 2048;
+        c.ops = vec![OpKind::Write, OpKind::Read, OpKind::Send];
+        c.sizes = vec![256, 2048, 8192];
+        c.messages = if c.cm { 50 } else { u64::MAX };
+        c.respawn = c.cm;
+        c.rate = 0.3;
+        c.pcp = 0;
+        c.psn_a = sim.rng().below(1 << 24) as u32;
+        c.psn_b = sim.rng().below(1 << 24) as u32;
+        sim.add_conn(c);
+    }
+}

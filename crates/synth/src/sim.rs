@@ -1,0 +1,1819 @@
+//! The discrete-event simulation behind `gen`.
+//!
+//! Requesters packetise messages at the path MTU and pace them at their rate; every frame goes
+//! through the egress queue of its destination's switch port, which is where the capture point
+//! sits: frames are written when they leave that queue, so timestamps are serialised at the link
+//! rate and queueing is real (CE marks follow the queue depth, RED-style). Responders run the
+//! IBTA RC receive rules: in-order acceptance, one NAK (PSN sequence error) per gap, duplicate
+//! detection with a repeated ACK, RNR NAKs, READ responses on the requester's PSNs. Requesters
+//! go back N on a NAK, wait out RNR timers, retransmit on timeouts, and (DCQCN) slow down on CNPs.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
+
+use rdmascope_wire::bth::{psn_diff, BthRepr};
+use rdmascope_wire::ext::{Aeth, Deth, ExtHeaders, Reth};
+use rdmascope_wire::grh::GrhRepr;
+use rdmascope_wire::lrh::LrhRepr;
+use rdmascope_wire::macctl::{quanta_to_ns, MacControl};
+use rdmascope_wire::mad::{self, CmMessage, MadHeader};
+use rdmascope_wire::opcode::{OpInfo, Operation, Position};
+
+use crate::frames::{self, Node, Transport, L3};
+use crate::truth::{self, Cause, Counters, PsnClass, PsnSeen, Truth, Where};
+
+/// Where frames go.
+pub trait Sink {
+    /// One frame; `iface` 0 carries Ethernet, 1 carries ERF records (native IB).
+    fn frame(&mut self, iface: u32, ts_ns: u64, orig_len: u32, data: &[u8]) -> std::io::Result<()>;
+}
+
+/// SplitMix64: small, fast, and the same on every platform.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed ^ 0x9e37_79b9_7f4a_7c15)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next_u64() % n
+        }
+    }
+    pub fn chance(&mut self, p: f64) -> bool {
+        ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < p
+    }
+}
+
+/// Options common to every scenario.
+#[derive(Debug, Clone)]
+pub struct SimOpts {
+    pub link_bps: u64,
+    pub snaplen: usize,
+    pub ipv6: bool,
+    pub vlan: Option<(u16, u8)>,
+    pub corrupt_rate: f64,
+    pub max_frames: u64,
+    pub max_ns: u64,
+    pub seed: u64,
+    pub start_ns: u64,
+}
+
+/// An operation a requester performs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    Write,
+    WriteImm,
+    Send,
+    SendImm,
+    Read,
+}
+
+/// The transport of a simulated connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fabric {
+    RoceV2,
+    /// Native IB, LRH only (`grh: false`) or routed with a GRH.
+    Ib {
+        grh: bool,
+    },
+}
+
+/// How one connection behaves.
+#[derive(Debug, Clone)]
+pub struct ConnCfg {
+    pub a: usize,
+    pub b: usize,
+    pub qpn_a: u32,
+    pub qpn_b: u32,
+    pub psn_a: u32,
+    pub psn_b: u32,
+    pub pmtu: u32,
+    /// The MTU B uses for READ responses (differs from `pmtu` in the misconfiguration).
+    pub b_pmtu: u32,
+    pub fabric: Fabric,
+    pub ops: Vec<OpKind>,
+    pub sizes: Vec<u32>,
+    pub messages: u64,
+    /// Start again with new QPs when done.
+    pub respawn: bool,
+    pub rate: f64,
+    pub window: u32,
+    pub dscp: u8,
+    pub ecn: u8,
+    pub pcp: u8,
+    pub sport_a: u16,
+    pub sport_b: u16,
+    pub cm: bool,
+    pub reject: Option<u16>,
+    pub service_port: Option<u16>,
+    /// Drop every n-th new request packet (0: never), alternately before and after the capture.
+    pub drop_every: u64,
+    /// Lose every response for a while after message n (forces a timeout).
+    pub ack_blackout_after_msg: Option<u64>,
+    pub timeout_ns: u64,
+    /// The first n SENDs meet a receiver that is not ready.
+    pub rnr_sends: u32,
+    pub rnr_timer_code: u8,
+    pub ce_marking: bool,
+    pub cnp: bool,
+    pub start_ns: u64,
+}
+
+impl ConnCfg {
+    pub fn new(a: usize, b: usize, qpn_a: u32, qpn_b: u32) -> Self {
+        Self {
+            a,
+            b,
+            qpn_a,
+            qpn_b,
+            psn_a: 0,
+            psn_b: 0,
+            pmtu: 1024,
+            b_pmtu: 1024,
+            fabric: Fabric::RoceV2,
+            ops: vec![OpKind::Write, OpKind::Send, OpKind::Read],
+            sizes: vec![64, 1024, 4096, 8192],
+            messages: u64::MAX,
+            respawn: false,
+            rate: 1.0,
+            window: 64,
+            dscp: 26,
+            ecn: 2,
+            pcp: 3,
+            sport_a: 0xc000 | (qpn_a as u16 & 0x3fff),
+            sport_b: 0xc000 | (qpn_b as u16 & 0x3fff),
+            cm: false,
+            reject: None,
+            service_port: None,
+            drop_every: 0,
+            ack_blackout_after_msg: None,
+            timeout_ns: 1_048_576, // local ACK timeout code 8: 4.096 µs × 2^8
+            rnr_sends: 0,
+            rnr_timer_code: 14,
+            ce_marking: false,
+            cnp: true,
+            start_ns: 0,
+        }
+    }
+}
+
+/// A request packet, kept until acknowledged.
+#[derive(Debug, Clone, Copy)]
+struct Pkt {
+    psn: u32,
+    opcode: u8,
+    payload: u32,
+    reth: Option<Reth>,
+    imm: Option<u32>,
+    ackreq: bool,
+    /// PSNs consumed (READ: one per response packet).
+    n_psn: u32,
+    msg_end: bool,
+    read_len: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Resp {
+    Ack {
+        psn: u32,
+        msn: u32,
+    },
+    Nak {
+        psn: u32,
+        msn: u32,
+        code: u8,
+    },
+    Rnr {
+        psn: u32,
+        msn: u32,
+    },
+    ReadData {
+        psn: u32,
+        msn: u32,
+        pos: Position,
+        len: u32,
+    },
+    Cnp,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Cm {
+    Req,
+    Rep,
+    Rtu,
+    Rej(u16),
+    Dreq,
+    Drep,
+}
+
+#[derive(Debug)]
+enum Deliver {
+    Req(usize, Pkt),
+    Resp(usize, Resp),
+    Cm(usize, Cm),
+}
+
+/// Facts about an emitted frame for the truth tallies.
+#[derive(Debug, Clone)]
+struct Tally {
+    /// (source node, destination node, fabric tag, destination QP); names are made at the end.
+    flow: FlowKey,
+    opcode: u8,
+    payload: u32,
+    ecn: Option<u8>,
+    req: Option<(u32, u32)>,
+    ack: Option<(u32, u8)>,
+    retx: Option<Cause>,
+    /// Offset of the first payload byte in the frame (for `--corrupt-rate`).
+    payload_at: usize,
+}
+
+#[derive(Debug)]
+struct Out {
+    iface: u32,
+    data: Vec<u8>,
+    orig_len: u32,
+    tally: Option<Tally>,
+    pfc: Option<([u8; 6], MacControl)>,
+    then: Option<Deliver>,
+    drop_after: bool,
+}
+
+#[derive(Debug)]
+enum Ev {
+    Tx(usize),
+    Emit(Box<Out>),
+    Arrive(Deliver),
+    Timeout(usize, u64),
+    Aux(usize),
+}
+
+/// An auxiliary traffic source (PFC, UD datagrams).
+#[derive(Debug, Clone)]
+pub enum Aux {
+    /// PFC XOFF/refresh/XON cycles on `priority` from `src`, `episodes` times; the last one
+    /// never releases when `stuck`.
+    Pfc {
+        src: [u8; 6],
+        to: usize,
+        priority: u8,
+        start_ns: u64,
+        episodes: u32,
+        refreshes: u32,
+        gap_ns: u64,
+        stuck: bool,
+    },
+    /// UD SEND Only datagrams every `every_ns`.
+    Ud {
+        a: usize,
+        b: usize,
+        qpn_a: u32,
+        qpn_b: u32,
+        qkey: u32,
+        every_ns: u64,
+        start_ns: u64,
+    },
+}
+
+#[derive(Debug, Clone, Default)]
+struct AuxState {
+    step: u64,
+    psn: u32,
+}
+
+#[derive(Debug)]
+struct Conn {
+    cfg: ConnCfg,
+    next_psn: u32,
+    msg_left: u32,
+    msg_kind: OpKind,
+    msg_len: u32,
+    msg_off: u32,
+    msg_index: u64,
+    outstanding: std::collections::VecDeque<Pkt>,
+    resend: Option<(usize, Cause)>,
+    tx_pending: bool,
+    blocked: bool,
+    paused_until: u64,
+    timer_gen: u64,
+    timer_armed: bool,
+    rate: f64,
+    target: f64,
+    alpha: f64,
+    last_rate_ns: u64,
+    new_pkts: u64,
+    drops: u64,
+    finished: bool,
+    // responder
+    epsn: u32,
+    msn: u32,
+    nak_sent: bool,
+    rnr_left: u32,
+    rnr_discard: bool,
+    blackout_until: u64,
+    blackout_done: bool,
+    last_cnp: u64,
+    ud_psn: u32,
+    comm_a: u32,
+    comm_b: u32,
+}
+
+type FlowKey = (u16, u16, u8, u32);
+
+fn fabric_tag(f: Fabric) -> u8 {
+    match f {
+        Fabric::RoceV2 => 0,
+        Fabric::Ib { grh: false } => 1,
+        Fabric::Ib { grh: true } => 2,
+    }
+}
+
+fn fabric_of_tag(t: u8) -> Fabric {
+    match t {
+        0 => Fabric::RoceV2,
+        1 => Fabric::Ib { grh: false },
+        _ => Fabric::Ib { grh: true },
+    }
+}
+
+/// Per-flow truth state.
+#[derive(Debug, Default)]
+struct FlowState {
+    counters: Counters,
+    psns: PsnSeen,
+    last_ack: Option<u32>,
+    transport: String,
+    in_retx: bool,
+}
+
+/// The simulation.
+pub struct Sim<'s> {
+    pub opts: SimOpts,
+    pub nodes: Vec<Node>,
+    conns: Vec<Conn>,
+    aux: Vec<(Aux, AuxState)>,
+    heap: BinaryHeap<Reverse<(u64, u64, usize)>>,
+    events: Vec<Option<Ev>>,
+    free: Vec<usize>,
+    seq: u64,
+    link_free: Vec<u64>,
+    rng: Rng,
+    sink: &'s mut dyn Sink,
+    flows: std::collections::HashMap<FlowKey, FlowState>,
+    pool: Vec<Vec<u8>>,
+    pfc_state: BTreeMap<(String, u8), (u64, u64, u64, u64)>,
+    pub truth: Truth,
+    stopped: bool,
+    io_error: Option<std::io::Error>,
+}
+
+const HOP_NS: u64 = 600;
+const ACK_DELAY_NS: u64 = 1_500;
+const READ_DELAY_NS: u64 = 2_000;
+const CNP_INTERVAL_NS: u64 = 50_000;
+
+fn ecn_of(fabric: Fabric) -> bool {
+    fabric == Fabric::RoceV2
+}
+
+impl<'s> Sim<'s> {
+    pub fn new(opts: SimOpts, nodes: Vec<Node>, sink: &'s mut dyn Sink) -> Self {
+        let n = nodes.len();
+        let rng = Rng::new(opts.seed);
+        Self {
+            opts,
+            nodes,
+            conns: Vec::new(),
+            aux: Vec::new(),
+            heap: BinaryHeap::new(),
+            events: Vec::new(),
+            free: Vec::new(),
+            seq: 0,
+            link_free: vec![0; n],
+            rng,
+            sink,
+            flows: Default::default(),
+            pool: Vec::new(),
+            pfc_state: BTreeMap::new(),
+            truth: Truth {
+                schema: "rdmascope.truth.v1",
+                ..Default::default()
+            },
+            stopped: false,
+            io_error: None,
+        }
+    }
+
+    pub fn rng(&mut self) -> &mut Rng {
+        &mut self.rng
+    }
+
+    fn push(&mut self, ts: u64, ev: Ev) {
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.events[i] = Some(ev);
+                i
+            }
+            None => {
+                self.events.push(Some(ev));
+                self.events.len() - 1
+            }
+        };
+        self.seq += 1;
+        self.heap.push(Reverse((ts, self.seq, i)));
+    }
+
+    /// Adds a connection; it starts at `cfg.start_ns` (with a CM exchange when `cfg.cm`).
+    pub fn add_conn(&mut self, cfg: ConnCfg) {
+        let id = self.conns.len();
+        let start = self.opts.start_ns + cfg.start_ns;
+        let comm_a = self.rng.next_u64() as u32;
+        let comm_b = self.rng.next_u64() as u32;
+        self.conns.push(Conn {
+            next_psn: cfg.psn_a,
+            msg_left: 0,
+            msg_kind: OpKind::Write,
+            msg_len: 0,
+            msg_off: 0,
+            msg_index: 0,
+            outstanding: Default::default(),
+            resend: None,
+            tx_pending: false,
+            blocked: false,
+            paused_until: 0,
+            timer_gen: 0,
+            timer_armed: false,
+            rate: cfg.rate,
+            target: cfg.rate,
+            alpha: 1.0,
+            last_rate_ns: 0,
+            new_pkts: 0,
+            drops: 0,
+            finished: false,
+            epsn: cfg.psn_a,
+            msn: 0,
+            nak_sent: false,
+            rnr_left: cfg.rnr_sends,
+            rnr_discard: false,
+            blackout_until: 0,
+            blackout_done: false,
+            last_cnp: 0,
+            ud_psn: self.rng.below(1 << 24) as u32,
+            comm_a,
+            comm_b,
+            cfg,
+        });
+        let c = &self.conns[id].cfg;
+        let name = |n: usize, s: &Self| s.node_name(n, c.fabric);
+        self.truth.connections.push(truth::ConnTruth {
+            a: truth::End {
+                node: name(c.a, self),
+                qpn: c.qpn_a,
+                start_psn: c.psn_a,
+            },
+            b: truth::End {
+                node: name(c.b, self),
+                qpn: c.qpn_b,
+                start_psn: c.psn_b,
+            },
+            path_mtu: c.pmtu,
+            b_path_mtu: c.b_pmtu,
+            transport: "RC".into(),
+            learned: if c.cm { "cm" } else { "inferred" }.into(),
+            application: c.service_port.and_then(app_name).map(str::to_string),
+            rejected: c.reject,
+        });
+        if self.conns[id].cfg.cm {
+            self.push(start, Ev::Arrive(Deliver::Cm(id, Cm::Rej(0))));
+        } else {
+            self.push(start, Ev::Tx(id));
+            self.conns[id].tx_pending = true;
+        }
+    }
+
+    pub fn add_aux(&mut self, a: Aux) {
+        let start = self.opts.start_ns
+            + match &a {
+                Aux::Pfc { start_ns, .. } | Aux::Ud { start_ns, .. } => *start_ns,
+            };
+        let st = AuxState {
+            step: 0,
+            psn: self.rng.below(1 << 24) as u32,
+        };
+        self.aux.push((a, st));
+        self.push(start, Ev::Aux(self.aux.len() - 1));
+    }
+
+    fn node_name(&self, n: usize, fabric: Fabric) -> String {
+        let nd = &self.nodes[n];
+        match fabric {
+            Fabric::Ib { grh: false } => format!("lid:{}", nd.lid),
+            Fabric::Ib { grh: true } => std::net::Ipv6Addr::from(nd.gid(true)).to_string(),
+            Fabric::RoceV2 if self.opts.ipv6 => std::net::Ipv6Addr::from(nd.ip6).to_string(),
+            Fabric::RoceV2 => std::net::Ipv4Addr::from(nd.ip4).to_string(),
+        }
+    }
+
+    fn wire_ns(&self, len: u32) -> u64 {
+        // Preamble + SFD + IFG (20) and FCS (4) occupy the link too.
+        (u64::from(len) + 24) * 8 * 1_000_000_000 / self.opts.link_bps.max(1)
+    }
+
+    /// Runs until the frame or time limit, or until nothing is left to do.
+    pub fn run(&mut self) -> std::io::Result<()> {
+        while let Some(Reverse((ts, _, i))) = self.heap.pop() {
+            if self.stopped || ts > self.opts.start_ns + self.opts.max_ns {
+                break;
+            }
+            let Some(ev) = self.events[i].take() else {
+                continue;
+            };
+            self.free.push(i);
+            match ev {
+                Ev::Tx(c) => self.tx(ts, c),
+                Ev::Emit(o) => self.emit(ts, *o),
+                Ev::Arrive(Deliver::Req(c, p)) => self.rx_req(ts, c, p),
+                Ev::Arrive(Deliver::Resp(c, r)) => self.rx_resp(ts, c, r),
+                Ev::Arrive(Deliver::Cm(c, m)) => self.cm(ts, c, m),
+                Ev::Timeout(c, g) => self.timeout(ts, c, g),
+                Ev::Aux(a) => self.aux_step(ts, a),
+            }
+            if let Some(e) = self.io_error.take() {
+                return Err(e);
+            }
+        }
+        self.finish();
+        Ok(())
+    }
+
+    /// Queues a frame at the egress port towards node `to`; `drop` loses it before or after
+    /// the capture point.
+    #[allow(clippy::too_many_arguments)]
+    fn send(
+        &mut self,
+        at: u64,
+        to: usize,
+        iface: u32,
+        data: Vec<u8>,
+        orig_len: u32,
+        tally: Option<Tally>,
+        then: Option<Deliver>,
+        drop: Option<Where>,
+    ) {
+        if drop == Some(Where::BeforeCapture) {
+            return;
+        }
+        let egress = (at + HOP_NS).max(self.link_free[to]);
+        self.link_free[to] = egress + self.wire_ns(orig_len);
+        let out = Out {
+            iface,
+            data,
+            orig_len,
+            tally,
+            pfc: None,
+            then,
+            drop_after: drop == Some(Where::AfterCapture),
+        };
+        self.push(egress, Ev::Emit(Box::new(out)));
+    }
+
+    /// Queue depth (bytes) at the egress towards `to`, at `now`.
+    fn backlog(&self, now: u64, to: usize) -> u64 {
+        self.link_free[to].saturating_sub(now + HOP_NS) * self.opts.link_bps / 8_000_000_000
+    }
+
+    fn emit(&mut self, ts: u64, mut o: Out) {
+        if self.truth.frames >= self.opts.max_frames {
+            self.stopped = true;
+            return;
+        }
+        let truncated = (o.data.len() as u32) < o.orig_len;
+        let mut corrupted = false;
+        if let Some(t) = &o.tally {
+            if !truncated
+                && self.opts.corrupt_rate > 0.0
+                && t.payload >= 8
+                && self.rng.chance(self.opts.corrupt_rate)
+            {
+                if let Some(b) = o.data.get_mut(t.payload_at) {
+                    *b ^= 0x10;
+                    corrupted = true;
+                }
+            }
+        }
+        if let Err(e) = self.sink.frame(o.iface, ts, o.orig_len, &o.data) {
+            self.io_error = Some(e);
+            self.stopped = true;
+            return;
+        }
+        if self.truth.frames == 0 {
+            self.truth.first_ts_ns = ts;
+        }
+        self.truth.frames += 1;
+        self.truth.last_ts_ns = ts;
+        if let Some(t) = o.tally.take() {
+            self.tally(ts, &t, o.orig_len, truncated, corrupted);
+        }
+        if let Some((src, m)) = o.pfc {
+            self.tally_pfc(ts, src, m);
+        }
+        if let Some(d) = o.then.take() {
+            if !o.drop_after {
+                self.push(ts + self.wire_ns(o.orig_len) + HOP_NS, Ev::Arrive(d));
+            }
+        }
+        if self.pool.len() < 4096 {
+            self.pool.push(std::mem::take(&mut o.data));
+        }
+    }
+
+    fn tally(&mut self, ts: u64, t: &Tally, orig_len: u32, truncated: bool, corrupted: bool) {
+        let info = OpInfo::of(t.opcode);
+        let f = self.flows.entry(t.flow).or_default();
+        if f.transport.is_empty() {
+            f.transport = info.transport.name().to_string();
+        }
+        let c = &mut f.counters;
+        c.packets += 1;
+        c.bytes += u64::from(orig_len);
+        c.payload_bytes += u64::from(t.payload);
+        *c.opcodes.entry(info.name.to_string()).or_default() += 1;
+        match t.ecn {
+            Some(0) => c.ecn.not_ect += 1,
+            Some(1) => c.ecn.ect1 += 1,
+            Some(2) => c.ecn.ect0 += 1,
+            Some(_) => c.ecn.ce += 1,
+            None => {}
+        }
+        if truncated {
+            c.icrc.truncated += 1;
+        } else if corrupted {
+            c.icrc.bad += 1;
+        } else {
+            c.icrc.ok += 1;
+        }
+        if info.op == Operation::Cnp {
+            c.cnp += 1;
+            self.truth.events.cnps += 1;
+        }
+        if t.ecn == Some(3) {
+            self.truth.events.ce_marks += 1;
+        }
+        if let Some((psn, n)) = t.req {
+            let class = f.psns.see(psn, n);
+            if class == PsnClass::New {
+                f.in_retx = false;
+            } else {
+                if class == PsnClass::Retransmitted {
+                    f.counters.retransmitted_packets += 1;
+                } else {
+                    f.counters.gap_filled_packets += 1;
+                }
+                if !f.in_retx {
+                    f.in_retx = true;
+                    if t.retx == Some(Cause::Timeout) {
+                        f.counters.timeouts += 1;
+                    }
+                }
+            }
+            if let Some(cause) = t.retx {
+                let flow = self.flow_name(t.flow);
+                self.truth.events.retransmissions.push(truth::RetxEv {
+                    flow,
+                    psn,
+                    cause,
+                    ts_ns: ts,
+                });
+            }
+        }
+        if let Some((psn, syn)) = t.ack {
+            let f = self.flows.get_mut(&t.flow).expect("flow exists");
+            match syn >> 5 & 3 {
+                0 => {
+                    if f.last_ack.is_some_and(|l| psn_diff(psn, l) <= 0) {
+                        f.counters.duplicate_acks += 1;
+                    }
+                    if f.last_ack.is_none_or(|l| psn_diff(psn, l) > 0) {
+                        f.last_ack = Some(psn);
+                    }
+                }
+                1 => f.counters.rnr_naks += 1,
+                3 => {
+                    let n = &mut f.counters.naks;
+                    match syn & 0x1f {
+                        0 => n.psn_sequence_error += 1,
+                        1 => n.invalid_request += 1,
+                        2 => n.remote_access_error += 1,
+                        3 => n.remote_operational_error += 1,
+                        _ => n.invalid_rd_request += 1,
+                    }
+                    *self
+                        .truth
+                        .events
+                        .naks
+                        .entry(rdmascope_wire::ext::nak_name(syn & 0x1f).to_string())
+                        .or_default() += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn flow_name(&self, k: FlowKey) -> String {
+        let f = fabric_of_tag(k.2);
+        format!(
+            "{}>{}/0x{:06x}",
+            self.node_name(k.0 as usize, f),
+            self.node_name(k.1 as usize, f),
+            k.3
+        )
+    }
+
+    /// PFC episode accounting (the `analyze` rule): an episode starts at a non-zero quanta
+    /// frame, each further one extends it to max(end, ts + quanta time), and it ends at a
+    /// zero-quanta frame or at its expiry.
+    fn tally_pfc(&mut self, ts: u64, src: [u8; 6], m: MacControl) {
+        let mac = format!(
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            src[0], src[1], src[2], src[3], src[4], src[5]
+        );
+        let prios: Vec<(u8, u16)> = match m {
+            MacControl::Pfc { enable, quanta } => (0..8u8)
+                .filter(|p| enable >> p & 1 == 1)
+                .map(|p| (p, quanta[p as usize]))
+                .collect(),
+            MacControl::Pause { quanta } => vec![(255, quanta)],
+            MacControl::Other { .. } => vec![],
+        };
+        self.truth.pfc.frames += 1;
+        if prios.iter().any(|p| p.1 > 0) {
+            self.truth.pfc.xoff_frames += 1;
+        } else {
+            self.truth.pfc.xon_frames += 1;
+        }
+        for (p, q) in prios {
+            // (frames, episode start or 0, episode end, pause ns total)
+            let st = self
+                .pfc_state
+                .entry((mac.clone(), p))
+                .or_insert((0, 0, 0, 0));
+            st.0 += 1;
+            let active = st.2 > 0 && ts < st.2;
+            if st.2 > 0 && !active {
+                // The previous episode expired before this frame.
+                close_episode(&mut self.truth, &mac, p, st, st.2);
+            }
+            if q > 0 {
+                let end = ts + quanta_to_ns(q, self.opts.link_bps);
+                if st.2 == 0 {
+                    st.1 = ts;
+                    st.2 = end;
+                } else {
+                    st.2 = st.2.max(end);
+                }
+            } else if st.2 > 0 {
+                close_episode(&mut self.truth, &mac, p, st, ts);
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        let keys: Vec<_> = self.pfc_state.keys().cloned().collect();
+        for k in keys {
+            let mut st = self.pfc_state[&k];
+            if st.2 > 0 {
+                let end = st.2;
+                close_episode(&mut self.truth, &k.0, k.1, &mut st, end);
+            }
+            self.truth.pfc.by_port.push(truth::PfcPort {
+                src_mac: k.0.clone(),
+                priority: k.1,
+                frames: st.0,
+                pause_ns: st.3,
+            });
+        }
+        let mut totals = Counters::default();
+        let mut flows: Vec<_> = std::mem::take(&mut self.flows).into_iter().collect();
+        flows.sort_by_key(|(k, _)| *k);
+        for ((src, dst, tag, qp), mut f) in flows {
+            f.counters.missing_packets = f.psns.missing();
+            totals.add(&f.counters);
+            let fab = fabric_of_tag(tag);
+            let (src, dst) = (
+                self.node_name(src as usize, fab),
+                self.node_name(dst as usize, fab),
+            );
+            self.truth.flows.push(truth::FlowTruth {
+                src,
+                dst,
+                dest_qp: qp,
+                transport: f.transport,
+                counters: f.counters,
+            });
+        }
+        self.truth.totals = totals;
+        self.truth.link_bps = self.opts.link_bps;
+        self.truth.snaplen = self.opts.snaplen as u32;
+        self.truth.seed = self.opts.seed;
+    }
+
+    // ---------------------------------------------------------------- framing
+
+    fn l3(&self, c: &ConnCfg, from_b: bool, ecn: u8, dscp: u8) -> L3 {
+        L3 {
+            ipv6: self.opts.ipv6,
+            vlan: self.opts.vlan.map(|(vid, _)| (vid, c.pcp)),
+            dscp,
+            ecn,
+            udp_sport: if from_b { c.sport_b } else { c.sport_a },
+            ip_id: 0,
+        }
+    }
+
+    /// Builds and queues one transport packet of connection `c` (`from_b`: B to A).
+    #[allow(clippy::too_many_arguments)]
+    fn send_transport(
+        &mut self,
+        at: u64,
+        c: usize,
+        from_b: bool,
+        t: &Transport<'_>,
+        ecn: u8,
+        dscp: u8,
+        req: Option<(u32, u32)>,
+        retx: Option<Cause>,
+        then: Option<Deliver>,
+        drop: Option<Where>,
+    ) {
+        let cfg = &self.conns[c].cfg;
+        let (src, dst) = if from_b {
+            (cfg.b, cfg.a)
+        } else {
+            (cfg.a, cfg.b)
+        };
+        let fabric = cfg.fabric;
+        let mut buf = self.pool.pop().unwrap_or_default();
+        let ext_len = t.ext.buffer_len();
+        let payload_at = match fabric {
+            Fabric::RoceV2 => {
+                14 + 4 * usize::from(self.opts.vlan.is_some())
+                    + if self.opts.ipv6 { 40 } else { 20 }
+                    + 8
+                    + 12
+                    + ext_len
+            }
+            Fabric::Ib { grh } => 16 + 8 + 40 * usize::from(grh) + 12 + ext_len,
+        };
+        let (orig, ecn_tally) = match fabric {
+            Fabric::RoceV2 => {
+                let l3 = self.l3(cfg, from_b, ecn, dscp);
+                (
+                    frames::roce_v2(
+                        &mut buf,
+                        &self.nodes[src],
+                        &self.nodes[dst],
+                        &l3,
+                        t,
+                        self.opts.snaplen,
+                    ),
+                    Some(ecn),
+                )
+            }
+            Fabric::Ib { grh } => {
+                let (s, d) = (&self.nodes[src], &self.nodes[dst]);
+                let lrh = LrhRepr {
+                    vl: 0,
+                    lver: 0,
+                    sl: cfg.pcp,
+                    lnh: 2,
+                    dlid: d.lid,
+                    pktlen: 0,
+                    slid: s.lid,
+                };
+                let g = grh.then_some(GrhRepr {
+                    ipver: 6,
+                    tclass: 0,
+                    flowlabel: 0,
+                    paylen: 0,
+                    nxthdr: 0x1b,
+                    hoplmt: 64,
+                    sgid: s.gid(true),
+                    dgid: d.gid(true),
+                });
+                (
+                    frames::ib_erf(&mut buf, lrh, g, t, self.opts.snaplen, at),
+                    None,
+                )
+            }
+        };
+        let info = OpInfo::of(t.bth.opcode);
+        let ecn_tally = if info.op == Operation::Cnp {
+            None
+        } else {
+            ecn_tally
+        };
+        let ack = (info.op == Operation::Acknowledge)
+            .then(|| t.ext.aeth.map(|a| (t.bth.psn, a.syndrome)))
+            .flatten();
+        let flow = (src as u16, dst as u16, fabric_tag(fabric), t.bth.destqp);
+        if drop.is_some() {
+            let fl = self.flow_name(flow);
+            self.truth.events.drops.push(truth::DropEv {
+                flow: fl,
+                psn: t.bth.psn,
+                opcode: info.name.to_string(),
+                at: drop.unwrap_or(Where::BeforeCapture),
+                ts_ns: at,
+            });
+        }
+        let tally = Tally {
+            flow,
+            opcode: t.bth.opcode,
+            payload: t.payload_len as u32,
+            ecn: ecn_tally,
+            req,
+            ack,
+            retx,
+            payload_at,
+        };
+        let iface = u32::from(matches!(fabric, Fabric::Ib { .. }));
+        self.send(at, dst, iface, buf, orig as u32, Some(tally), then, drop);
+    }
+
+    fn bth(&self, opcode: u8, destqp: u32, psn: u32, ackreq: bool, padcnt: u8) -> BthRepr {
+        BthRepr {
+            opcode,
+            pkey: 0xffff,
+            destqp,
+            psn: psn & 0xff_ffff,
+            ackreq,
+            padcnt,
+            ..Default::default()
+        }
+    }
+
+    // ---------------------------------------------------------------- requester
+
+    fn next_new_packet(&mut self, c: usize) -> Option<Pkt> {
+        let conn = &mut self.conns[c];
+        if conn.msg_left == 0 {
+            if conn.msg_index >= conn.cfg.messages {
+                return None;
+            }
+            let k = conn.msg_index as usize;
+            conn.msg_kind = conn.cfg.ops[k % conn.cfg.ops.len()];
+            let r = (self.rng.next_u64() % conn.cfg.sizes.len() as u64) as usize;
+            conn.msg_len = conn.cfg.sizes[r];
+            conn.msg_off = 0;
+            conn.msg_index += 1;
+            let mtu = if conn.msg_kind == OpKind::Read {
+                conn.cfg.b_pmtu
+            } else {
+                conn.cfg.pmtu
+            };
+            conn.msg_left = if conn.msg_kind == OpKind::Read {
+                1
+            } else {
+                conn.msg_len.div_ceil(mtu).max(1)
+            };
+        }
+        let mtu = conn.cfg.pmtu;
+        let kind = conn.msg_kind;
+        let first = conn.msg_off == 0;
+        let last = conn.msg_left == 1;
+        let len = conn.msg_len;
+        let psn = conn.next_psn;
+        let va =
+            0x7f00_0000_0000 + u64::from(conn.cfg.qpn_a) * 0x1_0000_0000 + conn.msg_index * 0x10000;
+        let (opcode, payload, reth, imm, n_psn, read_len) = if kind == OpKind::Read {
+            let n = len.div_ceil(conn.cfg.b_pmtu).max(1);
+            (
+                0x0c,
+                0,
+                Some(Reth {
+                    va,
+                    rkey: 0x1000 + conn.cfg.qpn_b,
+                    dma_len: len,
+                }),
+                None,
+                n,
+                len,
+            )
+        } else {
+            let payload = if last { len - conn.msg_off } else { mtu };
+            let (f, m, l, o, l_imm, o_imm) = match kind {
+                OpKind::Send | OpKind::SendImm => (0x00, 0x01, 0x02, 0x04, 0x03, 0x05),
+                _ => (0x06, 0x07, 0x08, 0x0a, 0x09, 0x0b),
+            };
+            let with_imm = matches!(kind, OpKind::SendImm | OpKind::WriteImm);
+            let op = match (first, last, with_imm) {
+                (true, true, false) => o,
+                (true, true, true) => o_imm,
+                (true, false, _) => f,
+                (false, false, _) => m,
+                (false, true, false) => l,
+                (false, true, true) => l_imm,
+            };
+            let is_write = matches!(kind, OpKind::Write | OpKind::WriteImm);
+            let reth = (is_write && first).then_some(Reth {
+                va,
+                rkey: 0x1000 + conn.cfg.qpn_b,
+                dma_len: len,
+            });
+            let imm = (with_imm && last).then_some(conn.msg_index as u32);
+            (op, payload, reth, imm, 1, 0)
+        };
+        conn.msg_off += payload;
+        conn.msg_left -= 1;
+        conn.next_psn = (conn.next_psn + n_psn) & 0xff_ffff;
+        Some(Pkt {
+            psn,
+            opcode,
+            payload,
+            reth,
+            imm,
+            ackreq: last,
+            n_psn,
+            msg_end: last,
+            read_len,
+        })
+    }
+
+    fn outstanding_psns(&self, c: usize) -> u32 {
+        self.conns[c].outstanding.iter().map(|p| p.n_psn).sum()
+    }
+
+    fn schedule_tx(&mut self, at: u64, c: usize) {
+        if !self.conns[c].tx_pending {
+            self.conns[c].tx_pending = true;
+            self.push(at, Ev::Tx(c));
+        }
+    }
+
+    fn tx(&mut self, now: u64, c: usize) {
+        self.conns[c].tx_pending = false;
+        if self.conns[c].finished {
+            return;
+        }
+        if self.conns[c].paused_until > now {
+            let t = self.conns[c].paused_until;
+            self.schedule_tx(t, c);
+            return;
+        }
+        // DCQCN rate recovery: halve the distance to the target every 55 µs without a CNP.
+        {
+            let conn = &mut self.conns[c];
+            if conn.rate < conn.target && now.saturating_sub(conn.last_rate_ns) > 55_000 {
+                conn.rate = (conn.rate + conn.target) / 2.0;
+                conn.last_rate_ns = now;
+            }
+        }
+        let (pkt, cause) = if let Some((i, cause)) = self.conns[c].resend {
+            let p = self.conns[c].outstanding[i];
+            self.conns[c].resend =
+                (i + 1 < self.conns[c].outstanding.len()).then_some((i + 1, cause));
+            (p, Some(cause))
+        } else if self.outstanding_psns(c) < self.conns[c].cfg.window {
+            match self.next_new_packet(c) {
+                Some(p) => {
+                    self.conns[c].outstanding.push_back(p);
+                    (p, None)
+                }
+                None => {
+                    if self.conns[c].outstanding.is_empty() {
+                        self.teardown(now, c);
+                    }
+                    return;
+                }
+            }
+        } else {
+            self.conns[c].blocked = true;
+            return;
+        };
+        let cfg = &self.conns[c].cfg;
+        let (drop_every, ce_marking, cfg_ecn, fabric, dst_node, qpn_b, dscp, timeout_ns) = (
+            cfg.drop_every,
+            cfg.ce_marking,
+            cfg.ecn,
+            cfg.fabric,
+            cfg.b,
+            cfg.qpn_b,
+            cfg.dscp,
+            cfg.timeout_ns,
+        );
+        // Loss injection on first transmissions (never on READ requests).
+        let mut drop = None;
+        if cause.is_none() && pkt.opcode != 0x0c && drop_every > 0 {
+            self.conns[c].new_pkts += 1;
+            if self.conns[c].new_pkts % drop_every == 0 {
+                self.conns[c].drops += 1;
+                drop = Some(if self.conns[c].drops % 2 == 1 {
+                    Where::BeforeCapture
+                } else {
+                    Where::AfterCapture
+                });
+            }
+        }
+        let mut ecn = cfg_ecn;
+        if ce_marking && ecn != 0 && ecn_of(fabric) {
+            let q = self.backlog(now, dst_node);
+            let p = if q < 10_000 {
+                0.0
+            } else if q > 100_000 {
+                1.0
+            } else {
+                0.2 * (q - 10_000) as f64 / 90_000.0
+            };
+            if p > 0.0 && self.rng.chance(p) {
+                ecn = 3;
+            }
+        }
+        let padcnt = ((4 - pkt.payload % 4) % 4) as u8;
+        let ext = ExtHeaders {
+            reth: pkt.reth,
+            immdt: pkt.imm,
+            ..Default::default()
+        };
+        let t = Transport {
+            bth: self.bth(pkt.opcode, qpn_b, pkt.psn, pkt.ackreq, padcnt),
+            ext,
+            payload_len: pkt.payload as usize,
+            fill: pkt.psn as u8,
+            payload: None,
+        };
+        let mut p2 = pkt;
+        p2.read_len = if ecn == 3 {
+            p2.read_len | 0x8000_0000
+        } else {
+            p2.read_len
+        };
+        self.send_transport(
+            now,
+            c,
+            false,
+            &t,
+            ecn,
+            dscp,
+            Some((pkt.psn, pkt.n_psn)),
+            cause,
+            Some(Deliver::Req(c, p2)),
+            drop,
+        );
+        if !self.conns[c].timer_armed {
+            self.conns[c].timer_armed = true;
+            let g = self.conns[c].timer_gen;
+            self.push(now + timeout_ns, Ev::Timeout(c, g));
+        }
+        let wire = self.wire_ns(t.payload_len as u32 + 80);
+        let rate = self.conns[c].rate.max(0.01);
+        self.schedule_tx(now + (wire as f64 / rate) as u64, c);
+    }
+
+    fn retire(&mut self, c: usize, upto: u32) -> usize {
+        let conn = &mut self.conns[c];
+        let mut n = 0;
+        while let Some(p) = conn.outstanding.front() {
+            let last = (p.psn + p.n_psn - 1) & 0xff_ffff;
+            if psn_diff(last, upto) <= 0 {
+                conn.outstanding.pop_front();
+                n += 1;
+            } else {
+                break;
+            }
+        }
+        if n > 0 {
+            conn.resend = conn
+                .resend
+                .and_then(|(i, cause)| (i > n).then(|| (i - n, cause)));
+            conn.timer_gen += 1;
+            conn.timer_armed = false;
+        }
+        n
+    }
+
+    fn rearm(&mut self, now: u64, c: usize) {
+        let conn = &mut self.conns[c];
+        if !conn.outstanding.is_empty() && !conn.timer_armed {
+            conn.timer_armed = true;
+            // The timer runs from when the requester may send again (after an RNR wait).
+            let (g, t) = (
+                conn.timer_gen,
+                conn.cfg.timeout_ns + conn.paused_until.saturating_sub(now),
+            );
+            self.push(now + t, Ev::Timeout(c, g));
+        }
+    }
+
+    fn go_back(&mut self, now: u64, c: usize, cause: Cause, at: u64) {
+        let conn = &mut self.conns[c];
+        if !conn.outstanding.is_empty() {
+            conn.resend = Some((0, cause));
+        }
+        conn.paused_until = at;
+        conn.timer_gen += 1;
+        conn.timer_armed = false;
+        self.schedule_tx(at.max(now), c);
+    }
+
+    fn rx_resp(&mut self, now: u64, c: usize, r: Resp) {
+        match r {
+            Resp::Ack { psn, .. } => {
+                self.retire(c, psn);
+            }
+            Resp::ReadData { psn, pos, .. } => {
+                if matches!(pos, Position::Last | Position::Only) {
+                    self.retire(c, psn);
+                }
+            }
+            Resp::Nak { psn, .. } => {
+                self.retire(c, (psn + 0xff_ffff) & 0xff_ffff);
+                self.go_back(now, c, Cause::Nak, now);
+            }
+            Resp::Rnr { psn, .. } => {
+                self.retire(c, (psn + 0xff_ffff) & 0xff_ffff);
+                let wait = u64::from(rdmascope_wire::ext::rnr_timer_us(
+                    self.conns[c].cfg.rnr_timer_code,
+                )) * 1000;
+                self.go_back(now, c, Cause::Rnr, now + wait);
+            }
+            Resp::Cnp => {
+                let conn = &mut self.conns[c];
+                conn.target = conn.rate;
+                conn.rate *= 1.0 - conn.alpha / 2.0;
+                conn.alpha = (1.0 - 1.0 / 16.0) * conn.alpha + 1.0 / 16.0;
+                conn.last_rate_ns = now;
+                return;
+            }
+        }
+        self.rearm(now, c);
+        if self.conns[c].blocked || self.conns[c].resend.is_some() {
+            self.conns[c].blocked = false;
+            self.schedule_tx(now, c);
+        }
+        if self.conns[c].outstanding.is_empty()
+            && self.conns[c].msg_index >= self.conns[c].cfg.messages
+            && self.conns[c].msg_left == 0
+        {
+            self.teardown(now, c);
+        }
+    }
+
+    fn timeout(&mut self, now: u64, c: usize, g: u64) {
+        let conn = &mut self.conns[c];
+        if g != conn.timer_gen || conn.outstanding.is_empty() || conn.finished {
+            return;
+        }
+        conn.timer_armed = false;
+        self.go_back(now, c, Cause::Timeout, now);
+    }
+
+    // ---------------------------------------------------------------- responder
+
+    fn respond(&mut self, now: u64, c: usize, r: Resp) {
+        let cfg = &self.conns[c].cfg;
+        let (cfg_ecn, cfg_dscp, rnr_code, qpn_a) =
+            (cfg.ecn, cfg.dscp, cfg.rnr_timer_code, cfg.qpn_a);
+        let (opcode, psn, aeth, payload, ecn, dscp) = match r {
+            Resp::Ack { psn, msn } => (
+                0x11,
+                psn,
+                Some(Aeth {
+                    syndrome: 0x1f,
+                    msn,
+                }),
+                0,
+                cfg_ecn,
+                cfg_dscp,
+            ),
+            Resp::Nak { psn, msn, code } => (
+                0x11,
+                psn,
+                Some(Aeth {
+                    syndrome: 0x60 | code,
+                    msn,
+                }),
+                0,
+                cfg_ecn,
+                cfg_dscp,
+            ),
+            Resp::Rnr { psn, msn } => (
+                0x11,
+                psn,
+                Some(Aeth {
+                    syndrome: 0x20 | rnr_code,
+                    msn,
+                }),
+                0,
+                cfg_ecn,
+                cfg_dscp,
+            ),
+            Resp::ReadData { psn, msn, pos, len } => {
+                let (op, aeth) = match pos {
+                    Position::First => (0x0d, true),
+                    Position::Middle => (0x0e, false),
+                    Position::Last => (0x0f, true),
+                    Position::Only => (0x10, true),
+                };
+                (
+                    op,
+                    psn,
+                    aeth.then_some(Aeth {
+                        syndrome: 0x1f,
+                        msn,
+                    }),
+                    len,
+                    cfg_ecn,
+                    cfg_dscp,
+                )
+            }
+            Resp::Cnp => (0x81, 0, None, 16, 2, 48),
+        };
+        let blackout =
+            self.conns[c].blackout_until > now && !matches!(r, Resp::Cnp | Resp::ReadData { .. });
+        let drop = blackout.then_some(Where::BeforeCapture);
+        let zeros = [0u8; 16];
+        let mut bth = self.bth(opcode, qpn_a, psn, false, ((4 - payload % 4) % 4) as u8);
+        if opcode == 0x81 {
+            bth.becn = true;
+            bth.padcnt = 0;
+        }
+        let t = Transport {
+            bth,
+            ext: ExtHeaders {
+                aeth,
+                ..Default::default()
+            },
+            payload_len: payload as usize,
+            fill: psn as u8,
+            payload: (opcode == 0x81).then_some(&zeros[..]),
+        };
+        let delay = match r {
+            Resp::ReadData { .. } => READ_DELAY_NS,
+            Resp::Cnp => 0,
+            _ => ACK_DELAY_NS,
+        };
+        self.send_transport(
+            now + delay,
+            c,
+            true,
+            &t,
+            ecn,
+            dscp,
+            None,
+            None,
+            Some(Deliver::Resp(c, r)),
+            drop,
+        );
+    }
+
+    fn rx_req(&mut self, now: u64, c: usize, mut p: Pkt) {
+        let ce = p.read_len & 0x8000_0000 != 0;
+        p.read_len &= 0x7fff_ffff;
+        if ce
+            && self.conns[c].cfg.cnp
+            && now.saturating_sub(self.conns[c].last_cnp) >= CNP_INTERVAL_NS
+        {
+            self.conns[c].last_cnp = now;
+            self.respond(now, c, Resp::Cnp);
+        }
+        let conn = &mut self.conns[c];
+        let d = psn_diff(p.psn, conn.epsn);
+        if d > 0 {
+            if !conn.nak_sent && !conn.rnr_discard {
+                conn.nak_sent = true;
+                let (psn, msn) = (conn.epsn, conn.msn);
+                self.respond(now, c, Resp::Nak { psn, msn, code: 0 });
+            }
+            return;
+        }
+        if d < 0 {
+            if p.ackreq && p.opcode != 0x0c {
+                let (psn, msn) = ((conn.epsn + 0xff_ffff) & 0xff_ffff, conn.msn);
+                self.respond(now, c, Resp::Ack { psn, msn });
+            }
+            return;
+        }
+        let is_send_start = matches!(p.opcode, 0x00 | 0x04 | 0x05);
+        if conn.rnr_discard {
+            conn.rnr_discard = false;
+        } else if is_send_start && conn.rnr_left > 0 {
+            conn.rnr_left -= 1;
+            conn.rnr_discard = true;
+            let (psn, msn) = (p.psn, conn.msn);
+            self.respond(now, c, Resp::Rnr { psn, msn });
+            return;
+        }
+        conn.epsn = (conn.epsn + p.n_psn) & 0xff_ffff;
+        conn.nak_sent = false;
+        if p.msg_end {
+            conn.msn = (conn.msn + 1) & 0xff_ffff;
+            if conn
+                .cfg
+                .ack_blackout_after_msg
+                .is_some_and(|m| conn.msn as u64 == m)
+                && !conn.blackout_done
+            {
+                conn.blackout_done = true;
+                conn.blackout_until = now + conn.cfg.timeout_ns * 2;
+            }
+        }
+        let msn = conn.msn;
+        if p.opcode == 0x0c {
+            let mtu = conn.cfg.b_pmtu;
+            let n = p.n_psn;
+            for i in 0..n {
+                let pos = match (i == 0, i + 1 == n) {
+                    (true, true) => Position::Only,
+                    (true, false) => Position::First,
+                    (false, false) => Position::Middle,
+                    (false, true) => Position::Last,
+                };
+                let len = if i + 1 == n {
+                    p.read_len - mtu * (n - 1)
+                } else {
+                    mtu
+                };
+                self.respond(
+                    now,
+                    c,
+                    Resp::ReadData {
+                        psn: (p.psn + i) & 0xff_ffff,
+                        msn,
+                        pos,
+                        len,
+                    },
+                );
+            }
+        } else if p.ackreq {
+            self.respond(now, c, Resp::Ack { psn: p.psn, msn });
+        }
+    }
+
+    // ---------------------------------------------------------------- CM
+
+    fn mad_frame(&mut self, at: u64, c: usize, from_b: bool, msg: CmMessage) {
+        let cfg = self.conns[c].cfg.clone();
+        let mut m = [0u8; mad::MAD_LEN];
+        MadHeader {
+            base_version: 1,
+            mgmt_class: mad::class::CM,
+            class_version: 2,
+            method: 0x03,
+            status: 0,
+            class_specific: 0,
+            tid: u64::from(self.conns[c].comm_a) << 8 | u64::from(cfg.qpn_a & 0xff),
+            attr_id: msg.attr_id(),
+            attr_mod: 0,
+        }
+        .emit(&mut m);
+        msg.emit(&mut m);
+        let psn = self.conns[c].ud_psn;
+        self.conns[c].ud_psn = (psn + 1) & 0xff_ffff;
+        let t = Transport {
+            bth: self.bth(0x64, 1, psn, false, 0),
+            ext: ExtHeaders {
+                deth: Some(Deth {
+                    qkey: Deth::GSI_QKEY,
+                    src_qp: 1,
+                }),
+                ..Default::default()
+            },
+            payload_len: mad::MAD_LEN,
+            fill: 0,
+            payload: Some(&m),
+        };
+        let step = match msg {
+            CmMessage::Req(_) => Cm::Req,
+            CmMessage::Rep(_) => Cm::Rep,
+            CmMessage::Rtu(_) => Cm::Rtu,
+            CmMessage::Rej(r) => Cm::Rej(r.reason),
+            CmMessage::Dreq(_) => Cm::Dreq,
+            _ => Cm::Drep,
+        };
+        self.send_transport(
+            at,
+            c,
+            from_b,
+            &t,
+            cfg.ecn,
+            cfg.dscp,
+            None,
+            None,
+            Some(Deliver::Cm(c, step)),
+            None,
+        );
+    }
+
+    /// CM state machine; `Cm::Rej(0)` as an arrival starts the exchange.
+    fn cm(&mut self, now: u64, c: usize, m: Cm) {
+        let cfg = self.conns[c].cfg.clone();
+        let (ca, cb) = (self.conns[c].comm_a, self.conns[c].comm_b);
+        let ipv6 = self.opts.ipv6;
+        match m {
+            Cm::Rej(0) => {
+                let sid = 0x0000_0000_0106_0000 | u64::from(cfg.service_port.unwrap_or(7471));
+                let (a, b) = (self.nodes[cfg.a], self.nodes[cfg.b]);
+                let req = mad::CmReq {
+                    local_comm_id: ca,
+                    service_id: sid,
+                    local_ca_guid: 0x0002_c903_0000_0000 | cfg.a as u64,
+                    local_qpn: cfg.qpn_a,
+                    responder_resources: 16,
+                    initiator_depth: 16,
+                    remote_cm_response_timeout: 20,
+                    starting_psn: cfg.psn_a,
+                    local_cm_response_timeout: 20,
+                    retry_count: 7,
+                    pkey: 0xffff,
+                    path_mtu: mtu_code(cfg.pmtu),
+                    rnr_retry_count: 7,
+                    max_cm_retries: 15,
+                    primary_local_gid: a.gid(ipv6),
+                    primary_remote_gid: b.gid(ipv6),
+                    primary_traffic_class: cfg.dscp << 2,
+                    primary_hop_limit: 64,
+                    primary_sl: cfg.pcp,
+                    primary_local_ack_timeout: 8,
+                    ip_cm: Some(mad::IpCm {
+                        ip_version: if ipv6 { 6 } else { 4 },
+                        src_port: cfg.sport_a,
+                        src_ip: a.gid(ipv6),
+                        dst_ip: b.gid(ipv6),
+                    }),
+                    ..Default::default()
+                };
+                self.mad_frame(now, c, false, CmMessage::Req(req));
+            }
+            Cm::Req => {
+                let msg = match cfg.reject {
+                    Some(reason) => CmMessage::Rej(mad::CmRej {
+                        local_comm_id: cb,
+                        remote_comm_id: ca,
+                        msg_rejected: 0,
+                        reject_info_len: 0,
+                        reason,
+                    }),
+                    None => CmMessage::Rep(mad::CmRep {
+                        local_comm_id: cb,
+                        remote_comm_id: ca,
+                        local_qpn: cfg.qpn_b,
+                        starting_psn: cfg.psn_b,
+                        responder_resources: 16,
+                        initiator_depth: 16,
+                        target_ack_delay: 15,
+                        rnr_retry_count: 7,
+                        local_ca_guid: 0x0002_c903_0000_0000 | cfg.b as u64,
+                        ..Default::default()
+                    }),
+                };
+                self.mad_frame(now + 40_000, c, true, msg);
+            }
+            Cm::Rep => self.mad_frame(
+                now + 10_000,
+                c,
+                false,
+                CmMessage::Rtu(mad::CmIds {
+                    local_comm_id: ca,
+                    remote_comm_id: cb,
+                }),
+            ),
+            Cm::Rtu => self.schedule_tx(now + 5_000, c),
+            Cm::Rej(reason) => {
+                let name = self.node_name(cfg.a, cfg.fabric);
+                self.truth.events.cm_rejects.push((name, reason));
+                self.conns[c].finished = true;
+            }
+            Cm::Dreq => self.mad_frame(
+                now + 20_000,
+                c,
+                true,
+                CmMessage::Drep(mad::CmIds {
+                    local_comm_id: cb,
+                    remote_comm_id: ca,
+                }),
+            ),
+            Cm::Drep => self.respawn(now, c),
+        }
+    }
+
+    fn teardown(&mut self, now: u64, c: usize) {
+        if self.conns[c].finished {
+            return;
+        }
+        self.conns[c].finished = true;
+        let cfg = self.conns[c].cfg.clone();
+        if cfg.cm {
+            let (ca, cb) = (self.conns[c].comm_a, self.conns[c].comm_b);
+            self.mad_frame(
+                now + 10_000,
+                c,
+                false,
+                CmMessage::Dreq(mad::CmDreq {
+                    local_comm_id: ca,
+                    remote_comm_id: cb,
+                    remote_qpn: cfg.qpn_b,
+                }),
+            );
+        } else {
+            self.respawn(now, c);
+        }
+    }
+
+    fn respawn(&mut self, now: u64, c: usize) {
+        let cfg = &self.conns[c].cfg;
+        if !cfg.respawn {
+            return;
+        }
+        let mut n = cfg.clone();
+        n.qpn_a = (n.qpn_a + 0x40) & 0xff_ffff;
+        n.qpn_b = (n.qpn_b + 0x40) & 0xff_ffff;
+        n.psn_a = self.rng.below(1 << 24) as u32;
+        n.psn_b = self.rng.below(1 << 24) as u32;
+        n.start_ns = now + 20_000 - self.opts.start_ns;
+        if n.sport_a != n.sport_b || n.sport_a != 0xc000 {
+            n.sport_a = 0xc000 | (n.qpn_a as u16 & 0x3fff);
+            n.sport_b = 0xc000 | (n.qpn_b as u16 & 0x3fff);
+        }
+        self.add_conn(n);
+    }
+
+    // ---------------------------------------------------------------- auxiliary sources
+
+    fn aux_step(&mut self, now: u64, i: usize) {
+        let (a, mut st) = self.aux[i].clone();
+        match a {
+            Aux::Pfc {
+                src,
+                to,
+                priority,
+                episodes,
+                refreshes,
+                gap_ns,
+                stuck,
+                ..
+            } => {
+                // An episode: XOFF, `refreshes` more XOFFs, then XON.
+                let per = u64::from(refreshes) + 2;
+                let episode = st.step / per;
+                let k = st.step % per;
+                let last_episode = episode + 1 >= u64::from(episodes);
+                let xon = k == per - 1 && !(stuck && last_episode);
+                let mut quanta = [0u16; 8];
+                if !xon {
+                    quanta[priority as usize] = 0xffff;
+                }
+                let m = MacControl::Pfc {
+                    enable: 1 << priority,
+                    quanta,
+                };
+                let mut buf = Vec::with_capacity(60);
+                let len = frames::mac_control(&mut buf, src, m);
+                let egress = (now + HOP_NS).max(self.link_free[to]);
+                self.link_free[to] = egress + self.wire_ns(len as u32);
+                buf.truncate(self.opts.snaplen.min(buf.len()));
+                let out = Out {
+                    iface: 0,
+                    data: buf,
+                    orig_len: len as u32,
+                    tally: None,
+                    pfc: Some((src, m)),
+                    then: None,
+                    drop_after: false,
+                };
+                self.push(egress, Ev::Emit(Box::new(out)));
+                st.step += 1;
+                // Refresh at half the pause time; pause again after `gap_ns`.
+                let half = quanta_to_ns(0xffff, self.opts.link_bps) / 2;
+                let next = if xon { now + gap_ns } else { now + half };
+                let more = !(last_episode && xon) && (st.step < per * u64::from(episodes) || stuck);
+                self.aux[i].1 = st;
+                if more {
+                    self.push(next, Ev::Aux(i));
+                }
+            }
+            Aux::Ud {
+                a,
+                b,
+                qpn_a,
+                qpn_b,
+                qkey,
+                every_ns,
+                ..
+            } => {
+                let mut cfg = ConnCfg::new(a, b, qpn_a, qpn_b);
+                cfg.sport_a = 0xc000 | (qpn_a as u16 & 0x3fff);
+                let with_imm = st.step % 3 == 0;
+                let payload = 256 + (st.step % 4) * 256;
+                let t = Transport {
+                    bth: self.bth(if with_imm { 0x65 } else { 0x64 }, qpn_b, st.psn, false, 0),
+                    ext: ExtHeaders {
+                        deth: Some(Deth {
+                            qkey,
+                            src_qp: qpn_a,
+                        }),
+                        immdt: with_imm.then_some(st.step as u32),
+                        ..Default::default()
+                    },
+                    payload_len: payload as usize,
+                    fill: 0x55,
+                    payload: None,
+                };
+                st.psn = (st.psn + 1) & 0xff_ffff;
+                st.step += 1;
+                self.aux[i].1 = st;
+                // A throw-away connection record carries the addresses for framing.
+                let id = self.conns.len();
+                self.conns.push(Conn::placeholder(cfg));
+                self.send_transport(now, id, false, &t, 2, 26, None, None, None, None);
+                self.conns.pop();
+                self.push(now + every_ns, Ev::Aux(i));
+            }
+        }
+    }
+}
+
+fn close_episode(truth: &mut Truth, mac: &str, prio: u8, st: &mut (u64, u64, u64, u64), end: u64) {
+    let start = st.1;
+    truth.pfc.pause_episodes += 1;
+    truth.pfc.pause_ns_total += end - start;
+    st.3 += end - start;
+    truth.events.pfc_episodes.push(truth::PfcEpisode {
+        src_mac: mac.to_string(),
+        priority: prio,
+        start_ns: start,
+        end_ns: end,
+    });
+    st.1 = 0;
+    st.2 = 0;
+}
+
+/// The IBTA path MTU code of a byte count.
+pub fn mtu_code(mtu: u32) -> u8 {
+    match mtu {
+        256 => 1,
+        512 => 2,
+        1024 => 3,
+        2048 => 4,
+        _ => 5,
+    }
+}
+
+impl Conn {
+    fn placeholder(cfg: ConnCfg) -> Self {
+        Self {
+            next_psn: 0,
+            msg_left: 0,
+            msg_kind: OpKind::Send,
+            msg_len: 0,
+            msg_off: 0,
+            msg_index: 0,
+            outstanding: Default::default(),
+            resend: None,
+            tx_pending: false,
+            blocked: false,
+            paused_until: 0,
+            timer_gen: 0,
+            timer_armed: false,
+            rate: 1.0,
+            target: 1.0,
+            alpha: 1.0,
+            last_rate_ns: 0,
+            new_pkts: 0,
+            drops: 0,
+            finished: true,
+            epsn: 0,
+            msn: 0,
+            nak_sent: false,
+            rnr_left: 0,
+            rnr_discard: false,
+            blackout_until: 0,
+            blackout_done: false,
+            last_cnp: 0,
+            ud_psn: 0,
+            comm_a: 0,
+            comm_b: 0,
+            cfg,
+        }
+    }
+}
+
+/// The application an RDMA-CM service port names.
+pub fn app_name(port: u16) -> Option<&'static str> {
+    match port {
+        4420 => Some("NVMe-oF"),
+        3260 => Some("iSER"),
+        5445 => Some("SMB Direct"),
+        20049 => Some("NFS/RDMA"),
+        _ => None,
+    }
+}

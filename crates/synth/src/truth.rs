@@ -1,0 +1,297 @@
+//! Ground truth: every injected event, and the counters `rdmascope analyze --json` reports, keyed
+//! the same way (`totals`, `flows`, `connections`, `pfc`), so a test can compare them directly.
+
+use std::collections::BTreeMap;
+
+use rdmascope_wire::bth::psn_diff;
+use serde::Serialize;
+
+/// NAKs by code.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Naks {
+    pub psn_sequence_error: u64,
+    pub invalid_request: u64,
+    pub remote_access_error: u64,
+    pub remote_operational_error: u64,
+    pub invalid_rd_request: u64,
+}
+
+/// ECN code points of RoCEv2 packets (CNPs excluded).
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Ecn {
+    pub not_ect: u64,
+    pub ect0: u64,
+    pub ect1: u64,
+    pub ce: u64,
+}
+
+/// ICRC check outcomes.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Icrc {
+    pub ok: u64,
+    pub bad: u64,
+    pub truncated: u64,
+    pub unverifiable: u64,
+}
+
+/// The counters of `totals` and of each flow.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Counters {
+    pub packets: u64,
+    pub bytes: u64,
+    pub payload_bytes: u64,
+    pub opcodes: BTreeMap<String, u64>,
+    pub retransmitted_packets: u64,
+    pub gap_filled_packets: u64,
+    pub missing_packets: u64,
+    pub duplicate_acks: u64,
+    pub naks: Naks,
+    pub rnr_naks: u64,
+    pub timeouts: u64,
+    pub cnp: u64,
+    pub ecn: Ecn,
+    pub icrc: Icrc,
+}
+
+impl Counters {
+    pub fn add(&mut self, o: &Counters) {
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+        self.payload_bytes += o.payload_bytes;
+        for (k, v) in &o.opcodes {
+            *self.opcodes.entry(k.clone()).or_default() += v;
+        }
+        self.retransmitted_packets += o.retransmitted_packets;
+        self.gap_filled_packets += o.gap_filled_packets;
+        self.missing_packets += o.missing_packets;
+        self.duplicate_acks += o.duplicate_acks;
+        self.naks.psn_sequence_error += o.naks.psn_sequence_error;
+        self.naks.invalid_request += o.naks.invalid_request;
+        self.naks.remote_access_error += o.naks.remote_access_error;
+        self.naks.remote_operational_error += o.naks.remote_operational_error;
+        self.naks.invalid_rd_request += o.naks.invalid_rd_request;
+        self.rnr_naks += o.rnr_naks;
+        self.timeouts += o.timeouts;
+        self.cnp += o.cnp;
+        self.ecn.not_ect += o.ecn.not_ect;
+        self.ecn.ect0 += o.ecn.ect0;
+        self.ecn.ect1 += o.ecn.ect1;
+        self.ecn.ce += o.ecn.ce;
+        self.icrc.ok += o.icrc.ok;
+        self.icrc.bad += o.icrc.bad;
+        self.icrc.truncated += o.icrc.truncated;
+        self.icrc.unverifiable += o.icrc.unverifiable;
+    }
+}
+
+/// One flow: (source node, destination node, destination QP).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct FlowTruth {
+    pub src: String,
+    pub dst: String,
+    pub dest_qp: u32,
+    pub transport: String,
+    #[serde(flatten)]
+    pub counters: Counters,
+}
+
+/// One side of a connection.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct End {
+    pub node: String,
+    pub qpn: u32,
+    pub start_psn: u32,
+}
+
+/// A connection (RC/UC QP pair).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ConnTruth {
+    pub a: End,
+    pub b: End,
+    pub path_mtu: u32,
+    /// Path MTU the B side uses for its packets when it differs (a misconfiguration).
+    pub b_path_mtu: u32,
+    pub transport: String,
+    pub learned: String,
+    pub application: Option<String>,
+    pub rejected: Option<u16>,
+}
+
+/// A PFC / PAUSE source and priority.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct PfcPort {
+    pub src_mac: String,
+    pub priority: u8,
+    pub frames: u64,
+    pub pause_ns: u64,
+}
+
+/// PFC accounting.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct PfcTruth {
+    pub frames: u64,
+    pub xoff_frames: u64,
+    pub xon_frames: u64,
+    pub pause_episodes: u64,
+    pub pause_ns_total: u64,
+    pub by_port: Vec<PfcPort>,
+}
+
+/// Where an injected drop happened relative to the capture point.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Where {
+    BeforeCapture,
+    AfterCapture,
+}
+
+/// Why a packet was sent again.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    Nak,
+    Timeout,
+    Rnr,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct DropEv {
+    pub flow: String,
+    pub psn: u32,
+    pub opcode: String,
+    pub at: Where,
+    pub ts_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct RetxEv {
+    pub flow: String,
+    pub psn: u32,
+    pub cause: Cause,
+    pub ts_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct PfcEpisode {
+    pub src_mac: String,
+    pub priority: u8,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// Every injected event.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Events {
+    pub drops: Vec<DropEv>,
+    pub retransmissions: Vec<RetxEv>,
+    pub naks: BTreeMap<String, u64>,
+    pub rnr_naks: Vec<(String, u32, u32)>,
+    pub cnps: u64,
+    pub ce_marks: u64,
+    pub pfc_episodes: Vec<PfcEpisode>,
+    pub cm_rejects: Vec<(String, u16)>,
+}
+
+/// The whole truth file.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Truth {
+    pub schema: &'static str,
+    pub scenario: String,
+    pub seed: u64,
+    pub link_bps: u64,
+    pub snaplen: u32,
+    pub frames: u64,
+    pub first_ts_ns: u64,
+    pub last_ts_ns: u64,
+    pub totals: Counters,
+    pub flows: Vec<FlowTruth>,
+    pub connections: Vec<ConnTruth>,
+    pub pfc: PfcTruth,
+    /// Finding codes `analyze` must report for this capture (and no other warning/critical).
+    pub expected_findings: Vec<String>,
+    pub events: Events,
+}
+
+/// PSNs seen on a flow, for the retransmitted / gap-filled / missing counts.
+#[derive(Debug, Clone, Default)]
+pub struct PsnSeen {
+    first: Option<u32>,
+    highest: u32,
+    bits: Vec<u64>,
+}
+
+/// What one request PSN was, relative to the PSNs seen before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PsnClass {
+    New,
+    Retransmitted,
+    GapFilled,
+}
+
+impl PsnSeen {
+    fn idx(&self, psn: u32) -> Option<usize> {
+        let d = psn_diff(psn, self.first?);
+        (d >= 0).then_some(d as usize)
+    }
+    fn get(&self, i: usize) -> bool {
+        self.bits
+            .get(i / 64)
+            .is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+    fn set(&mut self, i: usize) {
+        if self.bits.len() <= i / 64 {
+            self.bits.resize(i / 64 + 1, 0);
+        }
+        self.bits[i / 64] |= 1 << (i % 64);
+    }
+    /// Records request PSNs `psn .. psn+n` (a READ request consumes n); classifies the first.
+    pub fn see(&mut self, psn: u32, n: u32) -> PsnClass {
+        if self.first.is_none() {
+            self.first = Some(psn);
+            self.highest = psn;
+        }
+        let Some(i) = self.idx(psn) else {
+            return PsnClass::Retransmitted;
+        };
+        let class = if self.get(i) {
+            PsnClass::Retransmitted
+        } else if psn_diff(psn, self.highest) < 0 {
+            PsnClass::GapFilled
+        } else {
+            PsnClass::New
+        };
+        for k in 0..n.max(1) {
+            self.set(i + k as usize);
+        }
+        let last = psn.wrapping_add(n.max(1) - 1) & 0xff_ffff;
+        if psn_diff(last, self.highest) > 0 {
+            self.highest = last;
+        }
+        class
+    }
+    /// PSNs between the first and the highest never seen.
+    pub fn missing(&self) -> u64 {
+        let Some(end) = self.idx(self.highest) else {
+            return 0;
+        };
+        (0..=end).filter(|&i| !self.get(i)).count() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn psn_classes_across_the_wrap() {
+        let mut s = PsnSeen::default();
+        assert_eq!(s.see(0xff_fffe, 1), PsnClass::New);
+        assert_eq!(s.see(0, 1), PsnClass::New); // 0xffffff lost for now
+        assert_eq!(s.missing(), 1);
+        assert_eq!(s.see(0xff_ffff, 1), PsnClass::GapFilled);
+        assert_eq!(s.see(0, 1), PsnClass::Retransmitted);
+        assert_eq!(s.see(1, 3), PsnClass::New); // READ of 3 PSNs
+        assert_eq!(s.see(3, 1), PsnClass::Retransmitted);
+        assert_eq!(s.see(4, 1), PsnClass::New);
+        assert_eq!(s.missing(), 0);
+    }
+}
