@@ -24,13 +24,8 @@ fn pcapng() -> Vec<u8> {
         .unwrap();
     let b = w.add_interface(247, 128, None, None).unwrap();
     for i in 0..8u8 {
-        w.write(
-            if i % 2 == 0 { a } else { b },
-            u64::from(i),
-            61,
-            &[i; 61],
-        )
-        .unwrap();
+        w.write(if i % 2 == 0 { a } else { b }, u64::from(i), 61, &[i; 61])
+            .unwrap();
     }
     w.into_inner()
 }

@@ -110,7 +110,12 @@ pub fn roce_v2(
     let ip_hdr = if l3.ipv6 { 40 } else { 20 };
     let l2 = 14 + if l3.vlan.is_some() { 4 } else { 0 };
     let wire_len = (l2 + ip_hdr + 8 + tlen).max(60);
-    let room = snaplen.min(wire_len);
+    // IPv6 needs a real UDP checksum (RFC 8200), which covers the whole datagram: build it all.
+    let room = if l3.ipv6 {
+        wire_len
+    } else {
+        snaplen.min(wire_len)
+    };
     buf.resize(l2, 0);
     let ip_type = if l3.ipv6 {
         ethertype::IPV6
@@ -182,13 +187,43 @@ pub fn roce_v2(
     if room >= icrc_end {
         let c = icrc::rocev2(&buf[ip_at..icrc_end - 4], ip_hdr, l3.ipv6).unwrap_or(0);
         buf.extend_from_slice(&c.to_le_bytes());
+        if l3.ipv6 {
+            let sum = udp6_checksum(&src.ip6, &dst.ip6, &buf[ip_at + 40..icrc_end]);
+            let at = ip_at + 40 + 6;
+            buf[at..at + 2].copy_from_slice(&sum.to_be_bytes());
+        }
         if room > buf.len() {
             buf.resize(room, 0); // Ethernet padding of short frames
         }
-    } else {
-        buf.truncate(room);
     }
+    buf.truncate(snaplen.min(wire_len));
     wire_len
+}
+
+/// The UDP checksum over IPv6 (RFC 8200 §8.1); 0 is sent as 0xFFFF.
+fn udp6_checksum(src: &[u8; 16], dst: &[u8; 16], udp: &[u8]) -> u16 {
+    let mut sum = 0u32;
+    let mut add = |b: &[u8]| {
+        let mut it = b.chunks_exact(2);
+        for c in &mut it {
+            sum += u32::from(u16::from_be_bytes([c[0], c[1]]));
+        }
+        if let [x] = it.remainder() {
+            sum += u32::from(*x) << 8;
+        }
+    };
+    add(src);
+    add(dst);
+    add(&(udp.len() as u32).to_be_bytes());
+    add(&[0, 0, 0, 17]);
+    add(udp);
+    while sum >> 16 != 0 {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    match !(sum as u16) {
+        0 => 0xffff,
+        c => c,
+    }
 }
 
 /// Builds a native IB packet (LRH, GRH when `grh` is given, ICRC, VCRC) inside an ERF type-21

@@ -45,35 +45,6 @@ impl Scenario {
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|x| x.name() == s)
     }
-
-    /// Finding codes `analyze` must report for this scenario.
-    pub fn expected_findings(self) -> Vec<&'static str> {
-        match self {
-            Self::Clean | Self::Ib => vec![],
-            Self::Lossy => vec!["transport.loss", "transport.timeout"],
-            Self::Rnr => vec!["transport.rnr"],
-            Self::Incast => vec!["congestion.ecn"],
-            Self::PfcStorm => vec!["pfc.pause", "pfc.storm"],
-            Self::Misconfig => vec![
-                "cm.reject",
-                "congestion.ce_without_cnp",
-                "congestion.not_ect",
-                "ecmp.single_udp_sport",
-                "mtu.mismatch",
-                "pfc.pause",
-                "pfc.priority_mismatch",
-            ],
-            Self::Mixed => {
-                let mut v: Vec<&str> = Self::ALL[..7]
-                    .iter()
-                    .flat_map(|s| s.expected_findings())
-                    .collect();
-                v.sort();
-                v.dedup();
-                v
-            }
-        }
-    }
 }
 
 /// What to generate.
@@ -159,17 +130,99 @@ pub fn generate(o: &GenOptions, sink: &mut dyn Sink) -> std::io::Result<Truth> {
     sim.run()?;
     let mut t = std::mem::take(&mut sim.truth);
     t.scenario = o.scenario.name().to_string();
-    t.expected_findings = o
-        .scenario
-        .expected_findings()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    if (o.snaplen as u64) < 1100 && t.totals.icrc.truncated > 0 {
-        t.expected_findings.push("capture.truncated".into());
-        t.expected_findings.sort();
-    }
+    let sports = sim.sport_flows.values().map(|f| f.len()).max().unwrap_or(0);
+    t.expected_findings = expected_findings(&t, &sim.data_priorities, sports, o.link_bps);
     Ok(t)
+}
+
+/// The finding codes a correct `analyze` reports for a capture with this truth. These are the
+/// rules `analyze` implements (docs/findings.md), applied to what the generator knows.
+pub fn expected_findings(
+    t: &Truth,
+    data_prios: &std::collections::BTreeSet<u8>,
+    max_flows_one_sport: usize,
+    link_bps: u64,
+) -> Vec<String> {
+    let c = &t.totals;
+    let mut f: Vec<&str> = Vec::new();
+    if c.naks.psn_sequence_error > 0 || c.gap_filled_packets > 0 || c.missing_packets > 0 {
+        f.push("transport.loss");
+    }
+    if c.timeouts > 0 {
+        f.push("transport.timeout");
+    }
+    if c.rnr_naks > 0 {
+        f.push("transport.rnr");
+    }
+    if c.naks.remote_access_error > 0 {
+        f.push("transport.remote_access_error");
+    }
+    if c.naks.remote_operational_error > 0 {
+        f.push("transport.remote_operational_error");
+    }
+    // CE marks: answered by CNPs on the reverse path, or not.
+    let cnp_pairs: std::collections::BTreeSet<(&str, &str)> = t
+        .flows
+        .iter()
+        .filter(|x| x.counters.cnp > 0)
+        .map(|x| (x.src.as_str(), x.dst.as_str()))
+        .collect();
+    let ce_flows: Vec<_> = t.flows.iter().filter(|x| x.counters.ecn.ce > 0).collect();
+    if ce_flows
+        .iter()
+        .any(|x| cnp_pairs.contains(&(x.dst.as_str(), x.src.as_str())))
+    {
+        f.push("congestion.ecn");
+    }
+    if ce_flows
+        .iter()
+        .any(|x| !cnp_pairs.contains(&(x.dst.as_str(), x.src.as_str())))
+    {
+        f.push("congestion.ce_without_cnp");
+    }
+    if c.ecn.not_ect > 0 {
+        f.push("congestion.not_ect");
+    }
+    if t.pfc.pause_episodes > 0 {
+        f.push("pfc.pause");
+    }
+    let full = rdmascope_wire::macctl::quanta_to_ns(0xffff, link_bps);
+    if t.events
+        .pfc_episodes
+        .iter()
+        .any(|e| e.end_ns - e.start_ns > 2 * full)
+    {
+        f.push("pfc.storm");
+    }
+    let paused: std::collections::BTreeSet<u8> =
+        t.events.pfc_episodes.iter().map(|e| e.priority).collect();
+    if !paused.is_empty() && data_prios.iter().any(|p| !paused.contains(p)) {
+        f.push("pfc.priority_mismatch");
+    }
+    if t.connections
+        .iter()
+        .any(|x| x.path_mtu != x.b_path_mtu && x.rejected.is_none())
+    {
+        f.push("mtu.mismatch");
+    }
+    if c.icrc.bad > 0 {
+        f.push("icrc.bad");
+    }
+    if max_flows_one_sport >= 3 {
+        f.push("ecmp.single_udp_sport");
+    }
+    if !t.events.cm_rejects.is_empty() {
+        f.push("cm.reject");
+    }
+    if c.icrc.truncated > 0 {
+        f.push("capture.truncated");
+    }
+    if c.packets == 0 {
+        f.push("capture.no_rdma");
+    }
+    let mut v: Vec<String> = f.into_iter().map(str::to_string).collect();
+    v.sort();
+    v
 }
 
 fn base(a: usize, b: usize, qa: u32, qb: u32, pcp: Option<u8>) -> ConnCfg {
@@ -240,7 +293,8 @@ fn lossy(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
     let mut t = base(n + 2, n + 3, q + 0x10, q + 0x18, pcp);
     t.ops = vec![OpKind::Write];
     t.sizes = vec![8192];
-    t.ack_blackout_after_msg = Some(5);
+    t.ack_blackout_after_msg = Some(3);
+    t.timeout_ns = 4_096 << 6; // local ACK timeout code 6: 262 µs
     t.rate = 0.2;
     t.psn_a = sim.rng().below(1 << 24) as u32;
     sim.add_conn(t);

@@ -328,7 +328,7 @@ struct Conn {
     comm_b: u32,
 }
 
-type FlowKey = (u16, u16, u8, u32);
+pub type FlowKey = (u16, u16, u8, u32);
 
 fn fabric_tag(f: Fabric) -> u8 {
     match f {
@@ -373,6 +373,10 @@ pub struct Sim<'s> {
     pool: Vec<Vec<u8>>,
     pfc_state: BTreeMap<(String, u8), (u64, u64, u64, u64)>,
     pub truth: Truth,
+    /// Priorities RDMA data used (PCP when tagged, else DSCP / 8), CNPs and MADs excluded.
+    pub data_priorities: std::collections::BTreeSet<u8>,
+    /// UDP source port → RoCEv2 request flows using it.
+    pub sport_flows: BTreeMap<u16, std::collections::BTreeSet<FlowKey>>,
     stopped: bool,
     io_error: Option<std::io::Error>,
 }
@@ -409,6 +413,8 @@ impl<'s> Sim<'s> {
                 schema: "rdmascope.truth.v1",
                 ..Default::default()
             },
+            data_priorities: Default::default(),
+            sport_flows: Default::default(),
             stopped: false,
             io_error: None,
         }
@@ -926,6 +932,18 @@ impl<'s> Sim<'s> {
             .then(|| t.ext.aeth.map(|a| (t.bth.psn, a.syndrome)))
             .flatten();
         let flow = (src as u16, dst as u16, fabric_tag(fabric), t.bth.destqp);
+        if fabric == Fabric::RoceV2 && info.op != Operation::Cnp && t.bth.destqp > 1 {
+            let prio = match self.opts.vlan {
+                Some(_) => cfg.pcp,
+                None => dscp >> 3,
+            };
+            self.data_priorities.insert(prio);
+            if !from_b && !info.op.is_response() && info.transport != rdmascope_wire::Transport::Ud
+            {
+                let sport = if from_b { cfg.sport_b } else { cfg.sport_a };
+                self.sport_flows.entry(sport).or_default().insert(flow);
+            }
+        }
         if drop.is_some() {
             let fl = self.flow_name(flow);
             self.truth.events.drops.push(truth::DropEv {
