@@ -51,6 +51,8 @@ pub struct Record<'a> {
     pub data: &'a [u8],
     /// Index into [`CaptureReader::interfaces`].
     pub interface: u32,
+    /// The interface's link speed (`if_speed`), when the file records it.
+    pub if_speed: Option<u64>,
 }
 
 /// What one step of parsing the buffer found (positions only, so the buffer borrow ends).
@@ -319,13 +321,15 @@ impl CaptureReader {
                 } => {
                     self.pending = used;
                     self.records += 1;
-                    let linktype = self.interfaces[interface as usize].linktype;
+                    let ifc = &self.interfaces[interface as usize];
+                    let (linktype, if_speed) = (ifc.linktype, ifc.speed_bps);
                     return Ok(Some(Record {
                         ts_ns,
                         linktype,
                         orig_len,
                         data: &self.buf[at..at + len],
                         interface,
+                        if_speed,
                     }));
                 }
                 Step::Skip(used) => {

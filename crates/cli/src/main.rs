@@ -1,6 +1,7 @@
 //! `rdmascope`: capture, decode and diagnose RDMA traffic. This crate parses arguments and
 //! renders; the engines live in the library crates.
 
+mod analyze;
 mod gen;
 mod print;
 mod show;
@@ -23,6 +24,8 @@ struct Cli {
 enum Cmd {
     /// Print the packets of capture files, one line each, as a field tree, or as NDJSON.
     Show(show::ShowArgs),
+    /// Per-queue-pair transport analysis with plain-language findings.
+    Analyze(analyze::AnalyzeArgs),
     /// Write a realistic RDMA traffic scenario as a capture, with its ground truth.
     Gen(gen::GenArgs),
 }
@@ -32,6 +35,7 @@ fn main() -> std::process::ExitCode {
     let r = match cli.cmd {
         Cmd::Show(a) => show::run(&a),
         Cmd::Gen(a) => gen::run(&a),
+        Cmd::Analyze(a) => analyze::run(&a),
     };
     match r {
         Ok(()) => std::process::ExitCode::SUCCESS,

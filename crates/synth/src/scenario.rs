@@ -180,7 +180,10 @@ pub fn expected_findings(
     {
         f.push("congestion.ce_without_cnp");
     }
-    if c.ecn.not_ect > 0 {
+    if t.flows
+        .iter()
+        .any(|x| x.dest_qp > 1 && x.counters.ecn.not_ect > 0)
+    {
         f.push("congestion.not_ect");
     }
     if t.pfc.pause_episodes > 0 {
@@ -407,7 +410,7 @@ fn misconfig(sim: &mut Sim<'_>, n: usize, q: u32) {
     m.cm = true;
     m.pmtu = 4096;
     m.b_pmtu = 1024;
-    m.ops = vec![OpKind::Read];
+    m.ops = vec![OpKind::Read, OpKind::Write];
     m.sizes = vec![8192, 16384];
     m.rate = 0.2;
     m.sport_a = sport;

@@ -498,6 +498,7 @@ impl<'s> Sim<'s> {
             learned: if c.cm { "cm" } else { "inferred" }.into(),
             application: c.service_port.and_then(app_name).map(str::to_string),
             rejected: c.reject,
+            in_capture: false,
         });
         if self.conns[id].cfg.cm {
             self.push(start, Ev::Arrive(Deliver::Cm(id, Cm::Rej(0))));
@@ -1096,6 +1097,11 @@ impl<'s> Sim<'s> {
                 conn.last_rate_ns = now;
             }
         }
+        if !self.conns[c].cfg.cm {
+            if let Some(t) = self.truth.connections.get_mut(c) {
+                t.in_capture = true;
+            }
+        }
         let (pkt, cause) = if let Some((i, cause)) = self.conns[c].resend {
             let p = self.conns[c].outstanding[i];
             self.conns[c].resend =
@@ -1596,15 +1602,20 @@ impl<'s> Sim<'s> {
                 };
                 self.mad_frame(now + 40_000, c, true, msg);
             }
-            Cm::Rep => self.mad_frame(
-                now + 10_000,
-                c,
-                false,
-                CmMessage::Rtu(mad::CmIds {
-                    local_comm_id: ca,
-                    remote_comm_id: cb,
-                }),
-            ),
+            Cm::Rep => {
+                if let Some(t) = self.truth.connections.get_mut(c) {
+                    t.in_capture = true;
+                }
+                self.mad_frame(
+                    now + 10_000,
+                    c,
+                    false,
+                    CmMessage::Rtu(mad::CmIds {
+                        local_comm_id: ca,
+                        remote_comm_id: cb,
+                    }),
+                );
+            }
             Cm::Rtu => self.schedule_tx(now + 5_000, c),
             Cm::Rej(reason) => {
                 let name = self.node_name(cfg.a, cfg.fabric);

@@ -115,6 +115,8 @@ pub struct ConnTruth {
     pub learned: String,
     pub application: Option<String>,
     pub rejected: Option<u16>,
+    /// The connection's REQ and REP (or, without CM, its first packet) are in the capture.
+    pub in_capture: bool,
 }
 
 /// A PFC / PAUSE source and priority.

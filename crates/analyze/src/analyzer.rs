@@ -1,0 +1,1005 @@
+//! The streaming pass: one call per decoded packet, per-flow state, a [`Report`] at the end.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use hdrhistogram::Histogram;
+use rdmascope_wire::bth::psn_diff;
+use rdmascope_wire::ext::{rnr_timer_us, AethKind};
+use rdmascope_wire::frame::{Encap, Other};
+use rdmascope_wire::macctl::{quanta_to_ns, MacControl};
+use rdmascope_wire::mad::{self, CmMessage};
+use rdmascope_wire::opcode::{OpInfo, Operation, Position, Transport};
+use rdmascope_wire::{Frame, IcrcStatus};
+
+use crate::psn::{Class, Tracker};
+use crate::report::{self, Counters, Latency, Triggers};
+
+/// A node: an IPv4 address (RoCEv2), a GID (IPv6, RoCEv1, routed IB) or a LID (local IB).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Node {
+    V4([u8; 4]),
+    Gid([u8; 16]),
+    Lid(u16),
+}
+
+impl std::fmt::Display for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::V4(a) => write!(f, "{}", std::net::Ipv4Addr::from(*a)),
+            Self::Gid(g) => write!(f, "{}", std::net::Ipv6Addr::from(*g)),
+            Self::Lid(l) => write!(f, "lid:{l}"),
+        }
+    }
+}
+
+type Key = (Node, Node, u32);
+
+/// Options of the analysis.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// Link speed for PFC quanta; overrides the capture's `if_speed`.
+    pub link_bps: Option<u64>,
+    pub files: Vec<String>,
+}
+
+/// Per-packet facts from the capture record.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PacketMeta {
+    pub number: u64,
+    pub ts_ns: u64,
+    pub orig_len: u32,
+    /// The interface's `if_speed`, when the capture says it.
+    pub if_speed: Option<u64>,
+}
+
+fn hist() -> Box<Histogram<u64>> {
+    Box::new(Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid histogram bounds"))
+}
+
+fn record(h: &mut Option<Box<Histogram<u64>>>, v: u64) {
+    let h = h.get_or_insert_with(hist);
+    let _ = h.record(v.clamp(1, 3_600_000_000_000));
+}
+
+fn latency(h: &Option<Box<Histogram<u64>>>) -> Latency {
+    match h {
+        Some(h) if !h.is_empty() => Latency {
+            count: h.len(),
+            p50: h.value_at_quantile(0.5),
+            p99: h.value_at_quantile(0.99),
+            max: h.max(),
+        },
+        _ => Latency::default(),
+    }
+}
+
+/// Frame numbers kept per kind of event, for findings to cite.
+const SAMPLES: usize = 5;
+
+fn sample(v: &mut Vec<u64>, n: u64) {
+    if v.len() < SAMPLES {
+        v.push(n);
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Trigger {
+    Nak,
+    Rnr,
+}
+
+/// Everything kept per flow.
+#[derive(Debug)]
+pub(crate) struct FlowState {
+    pub key: Key,
+    pub transport: Option<Transport>,
+    pub encap: Option<Encap>,
+    pub packets: u64,
+    pub bytes: u64,
+    pub payload_bytes: u64,
+    pub unique_payload: u64,
+    pub opcodes: Box<[u64; 256]>,
+    pub retx: u64,
+    pub gap_filled: u64,
+    pub dup_acks: u64,
+    pub naks: [u64; 5],
+    pub rnr: u64,
+    pub timeouts: u64,
+    pub cnp: u64,
+    pub ecn: [u64; 4],
+    pub icrc: [u64; 4],
+    pub psn: Option<Tracker>,
+    pub first_psn: Option<u32>,
+    in_retx: bool,
+    pending: Option<Trigger>,
+    pub triggers: Triggers,
+    last_ack: Option<u32>,
+    pub first_ts: u64,
+    pub last_ts: u64,
+    msg_open: Option<(u64, Operation)>,
+    pub msgs: report::Messages,
+    pub max_fm_payload: u32,
+    pub max_payload: u32,
+    pub prio_mask: u8,
+    pub sport: Option<u16>,
+    pub is_request_flow: bool,
+    last_mac: Option<[u8; 6]>,
+    pub mac_changes: u64,
+    pub peer: Option<usize>,
+    ackreq: VecDeque<(u32, u64)>,
+    reads: VecDeque<(u32, u64)>,
+    ack_lat: Option<Box<Histogram<u64>>>,
+    read_lat: Option<Box<Histogram<u64>>>,
+    gap_to_nak: Option<Box<Histogram<u64>>>,
+    nak_to_retx: Option<Box<Histogram<u64>>>,
+    ce_to_cnp: Option<Box<Histogram<u64>>>,
+    cnp_interval: Option<Box<Histogram<u64>>>,
+    gap_open: Option<u64>,
+    nak_ts: Option<u64>,
+    prev_read: bool,
+    ce_pending: Option<u64>,
+    last_cnp: Option<u64>,
+    recent: VecDeque<(u64, u32)>,
+    after_cnp: Option<(u64, u64)>,
+    rate_before: (u64, u64),
+    rate_after: (u64, u64),
+    pub rnr_timers: Vec<u32>,
+    pub f_retx: Vec<u64>,
+    pub f_nak: Vec<u64>,
+    pub f_rnr: Vec<u64>,
+    pub f_ce: Vec<u64>,
+    pub f_not_ect: Vec<u64>,
+    pub f_timeout: Vec<u64>,
+    pub f_bad: Vec<u64>,
+    pub f_err: Vec<u64>,
+    /// Always empty (for findings that cite no frames of a flow).
+    pub f_none: Vec<u64>,
+}
+
+impl FlowState {
+    fn new(key: Key, ts: u64) -> Self {
+        Self {
+            key,
+            transport: None,
+            encap: None,
+            packets: 0,
+            bytes: 0,
+            payload_bytes: 0,
+            unique_payload: 0,
+            opcodes: Box::new([0; 256]),
+            retx: 0,
+            gap_filled: 0,
+            dup_acks: 0,
+            naks: [0; 5],
+            rnr: 0,
+            timeouts: 0,
+            cnp: 0,
+            ecn: [0; 4],
+            icrc: [0; 4],
+            psn: None,
+            first_psn: None,
+            in_retx: false,
+            pending: None,
+            triggers: Triggers::default(),
+            last_ack: None,
+            first_ts: ts,
+            last_ts: ts,
+            msg_open: None,
+            msgs: report::Messages::default(),
+            max_fm_payload: 0,
+            max_payload: 0,
+            prio_mask: 0,
+            sport: None,
+            is_request_flow: false,
+            last_mac: None,
+            mac_changes: 0,
+            peer: None,
+            ackreq: VecDeque::new(),
+            reads: VecDeque::new(),
+            ack_lat: None,
+            read_lat: None,
+            gap_to_nak: None,
+            nak_to_retx: None,
+            ce_to_cnp: None,
+            cnp_interval: None,
+            gap_open: None,
+            nak_ts: None,
+            prev_read: false,
+            ce_pending: None,
+            last_cnp: None,
+            recent: VecDeque::new(),
+            after_cnp: None,
+            rate_before: (0, 0),
+            rate_after: (0, 0),
+            rnr_timers: Vec::new(),
+            f_retx: Vec::new(),
+            f_nak: Vec::new(),
+            f_rnr: Vec::new(),
+            f_ce: Vec::new(),
+            f_not_ect: Vec::new(),
+            f_timeout: Vec::new(),
+            f_bad: Vec::new(),
+            f_err: Vec::new(),
+            f_none: Vec::new(),
+        }
+    }
+
+    /// True when the frames carry the offloaded-sniffer artefact (source MAC changing on
+    /// nearly every frame): their ICRCs are unverifiable, not bad.
+    pub fn sniffer(&self) -> bool {
+        self.packets >= 3 && self.mac_changes * 10 >= (self.packets - 1) * 9
+    }
+
+    fn open_message(&mut self, payload: u64, op: Operation) {
+        self.msg_open = Some((payload, op));
+    }
+
+    fn close_message(&mut self, size: u64, op: Operation) {
+        let m = &mut self.msgs;
+        m.count += 1;
+        m.bytes += size;
+        match op {
+            Operation::SendFirst
+            | Operation::SendMiddle
+            | Operation::SendLast
+            | Operation::SendLastImm
+            | Operation::SendOnly
+            | Operation::SendOnlyImm
+            | Operation::SendLastInv
+            | Operation::SendOnlyInv => m.send += 1,
+            Operation::ReadRequest => m.read += 1,
+            Operation::CmpSwap | Operation::FetchAdd | Operation::AtomicWrite => m.atomic += 1,
+            _ => m.write += 1,
+        }
+        if m.count == 1 || size < m.min_size {
+            m.min_size = size;
+        }
+        m.max_size = m.max_size.max(size);
+        *m.size_histogram
+            .entry(size.max(1).next_power_of_two())
+            .or_default() += 1;
+    }
+}
+
+/// A CM exchange.
+#[derive(Debug, Clone)]
+pub(crate) struct CmConn {
+    pub a: Node,
+    pub b: Node,
+    pub qpn_a: u32,
+    pub psn_a: u32,
+    pub qpn_b: Option<u32>,
+    pub psn_b: Option<u32>,
+    pub mtu: Option<u32>,
+    pub transport: u8,
+    pub service_id: u64,
+    pub state: &'static str,
+    pub reject: Option<u16>,
+    pub req_ts: u64,
+    pub req_frame: u64,
+    pub reply_frame: Option<u64>,
+}
+
+/// PFC episode state per (source MAC, priority).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PfcState {
+    pub frames: u64,
+    pub start: u64,
+    pub end: u64,
+    pub pause_ns: u64,
+    pub episodes: u64,
+    pub longest: u64,
+    pub first_frame: u64,
+}
+
+/// The analyzer: feed it packets, then call [`Analyzer::finish`].
+pub struct Analyzer {
+    pub(crate) flows: Vec<FlowState>,
+    index: HashMap<Key, usize>,
+    last: Option<(Key, usize)>,
+    by_pair: HashMap<(Node, Node), Vec<usize>>,
+    pub(crate) cm: Vec<CmConn>,
+    cm_index: HashMap<(Node, u32), usize>,
+    cm_peer: HashMap<(Node, u32), (Node, u32)>,
+    pub(crate) pfc: BTreeMap<([u8; 6], u8), PfcState>,
+    pub(crate) pfc_frames: (u64, u64, u64),
+    pub(crate) capture: report::Capture,
+    pub(crate) link_bps: Option<u64>,
+    pub(crate) fragments: (u64, Vec<u64>),
+    pub(crate) frag_needed: (u64, Vec<u64>),
+    pub(crate) perftest: bool,
+    pub(crate) truncated_frames: (u64, Vec<u64>),
+}
+
+impl Analyzer {
+    pub fn new(cfg: Config) -> Self {
+        let capture = report::Capture {
+            files: cfg.files.clone(),
+            ..Default::default()
+        };
+        Self {
+            link_bps: cfg.link_bps,
+            flows: Vec::new(),
+            index: HashMap::new(),
+            last: None,
+            by_pair: HashMap::new(),
+            cm: Vec::new(),
+            cm_index: HashMap::new(),
+            cm_peer: HashMap::new(),
+            pfc: BTreeMap::new(),
+            pfc_frames: (0, 0, 0),
+            capture,
+            fragments: (0, Vec::new()),
+            frag_needed: (0, Vec::new()),
+            perftest: false,
+            truncated_frames: (0, Vec::new()),
+        }
+    }
+
+    fn flow(&mut self, key: Key, ts: u64) -> usize {
+        if let Some((k, i)) = self.last {
+            if k == key {
+                return i;
+            }
+        }
+        let i = match self.index.get(&key) {
+            Some(&i) => i,
+            None => {
+                let i = self.flows.len();
+                self.flows.push(FlowState::new(key, ts));
+                self.index.insert(key, i);
+                self.by_pair.entry((key.0, key.1)).or_default().push(i);
+                i
+            }
+        };
+        self.last = Some((key, i));
+        i
+    }
+
+    fn nodes(f: &Frame<'_>) -> Option<(Node, Node)> {
+        if let Some(ip) = f.ipv4 {
+            return Some((Node::V4(ip.src), Node::V4(ip.dst)));
+        }
+        if let Some(ip) = f.ipv6 {
+            return Some((Node::Gid(ip.src), Node::Gid(ip.dst)));
+        }
+        if let Some(g) = f.grh {
+            return Some((Node::Gid(g.sgid), Node::Gid(g.dgid)));
+        }
+        f.lrh.map(|l| (Node::Lid(l.slid), Node::Lid(l.dlid)))
+    }
+
+    /// The link speed PFC quanta are converted with.
+    pub fn link_bps(&self) -> u64 {
+        self.link_bps.unwrap_or(100_000_000_000)
+    }
+
+    /// Feeds one decoded packet.
+    pub fn packet(&mut self, m: &PacketMeta, f: &Frame<'_>) {
+        let c = &mut self.capture;
+        if c.packets == 0 {
+            c.first_ts_ns = m.ts_ns;
+        }
+        c.packets += 1;
+        c.bytes += u64::from(m.orig_len);
+        c.last_ts_ns = c.last_ts_ns.max(m.ts_ns);
+        if self.link_bps.is_none() {
+            self.link_bps = m.if_speed;
+        }
+        if f.truncated {
+            self.truncated_frames.0 += 1;
+            sample(&mut self.truncated_frames.1, m.number);
+        }
+        if let Some(mc) = f.macctl {
+            let src = f.eth.map(|e| e.src).unwrap_or_default();
+            self.pfc_frame(m, src, mc);
+            return;
+        }
+        match f.other {
+            Some(Other::Tcp {
+                src_port, dst_port, ..
+            }) if src_port == 18515 || dst_port == 18515 => self.perftest = true,
+            Some(Other::Icmp { ty: 3, code: 4 }) | Some(Other::Icmpv6 { ty: 2, .. }) => {
+                self.frag_needed.0 += 1;
+                sample(&mut self.frag_needed.1, m.number);
+            }
+            _ => {}
+        }
+        if let Some(ip) = f.ipv4 {
+            if ip.is_fragment() && (f.udp.is_none_or(|u| u.dst_port == 4791) && ip.protocol == 17) {
+                self.fragments.0 += 1;
+                sample(&mut self.fragments.1, m.number);
+            }
+        }
+        let Some(bth) = f.bth else { return };
+        let Some((src, dst)) = Self::nodes(f) else {
+            return;
+        };
+        self.capture.rdma_packets += 1;
+        let info = OpInfo::of(bth.opcode);
+        let fi = self.flow((src, dst, bth.destqp), m.ts_ns);
+        let v2 = f.encap == Some(Encap::RoceV2);
+        {
+            let fl = &mut self.flows[fi];
+            fl.last_ts = m.ts_ns;
+            fl.encap = f.encap;
+            if fl.transport.is_none() {
+                fl.transport = Some(info.transport);
+            }
+            fl.packets += 1;
+            fl.bytes += u64::from(m.orig_len);
+            fl.payload_bytes += f.payload_len as u64;
+            fl.max_payload = fl.max_payload.max(f.payload_len as u32);
+            fl.opcodes[bth.opcode as usize] += 1;
+            if let Some(e) = f.eth {
+                if fl.last_mac.is_some_and(|l| l != e.src) {
+                    fl.mac_changes += 1;
+                }
+                fl.last_mac = Some(e.src);
+            }
+            match f.icrc {
+                Some(IcrcStatus::Ok) => fl.icrc[0] += 1,
+                Some(IcrcStatus::Bad) => {
+                    fl.icrc[1] += 1;
+                    sample(&mut fl.f_bad, m.number);
+                }
+                Some(IcrcStatus::Truncated) => fl.icrc[2] += 1,
+                Some(IcrcStatus::Unverifiable) => fl.icrc[3] += 1,
+                None => {}
+            }
+            if v2 && info.op != Operation::Cnp {
+                let ecn = f.ecn().unwrap_or(0);
+                fl.ecn[ecn as usize] += 1;
+                if ecn == 0 {
+                    sample(&mut fl.f_not_ect, m.number);
+                }
+                if bth.destqp > 1 {
+                    let prio = f.pcp().unwrap_or(f.dscp().unwrap_or(0) >> 3);
+                    fl.prio_mask |= 1 << prio;
+                }
+            }
+        }
+        match info.op {
+            Operation::Cnp => self.cnp(m, fi),
+            Operation::Acknowledge | Operation::AtomicAcknowledge => self.ack(m, fi, f),
+            op if op.is_response() => self.read_response(m, fi, f, op),
+            _ if info.transport == Transport::Ud => {
+                let fl = &mut self.flows[fi];
+                fl.close_message(f.payload_len as u64, info.op);
+                fl.unique_payload += f.payload_len as u64;
+                if let Some(cm) = f.mad.and_then(|x| x.cm) {
+                    self.cm_message(m, src, dst, cm);
+                }
+            }
+            _ if info.known => self.request(m, fi, f, info, v2),
+            _ => {}
+        }
+    }
+
+    fn request(&mut self, m: &PacketMeta, fi: usize, f: &Frame<'_>, info: &OpInfo, v2: bool) {
+        let bth = f.bth.expect("request has a BTH");
+        let ts = m.ts_ns;
+        let is_read = info.op == Operation::ReadRequest;
+        let ce = f.ecn() == Some(3) && v2;
+        let fl = &mut self.flows[fi];
+        fl.is_request_flow = true;
+        if v2 && bth.destqp > 1 && fl.sport.is_none() {
+            fl.sport = f.udp.map(|u| u.src_port);
+        }
+        fl.first_psn.get_or_insert(bth.psn);
+        let tracker = fl.psn.get_or_insert_with(Tracker::default);
+        let before = tracker.highest();
+        let class = tracker.see(bth.psn, is_read);
+        match class {
+            Class::New => {
+                if let Some(h) = before {
+                    if psn_diff(bth.psn, h) > 1 && !fl.prev_read && fl.gap_open.is_none() {
+                        fl.gap_open = Some(ts);
+                    }
+                }
+                fl.in_retx = false;
+                fl.prev_read = is_read;
+                fl.unique_payload += f.payload_len as u64;
+            }
+            Class::Retransmitted | Class::GapFilled => {
+                if class == Class::Retransmitted {
+                    fl.retx += 1;
+                } else {
+                    fl.gap_filled += 1;
+                    fl.unique_payload += f.payload_len as u64;
+                }
+                sample(&mut fl.f_retx, m.number);
+                if !fl.in_retx {
+                    fl.in_retx = true;
+                    let has_peer = fl.peer.is_some();
+                    match fl.pending.take() {
+                        Some(Trigger::Nak) => fl.triggers.nak += 1,
+                        Some(Trigger::Rnr) => fl.triggers.rnr += 1,
+                        None if has_peer => {
+                            fl.triggers.timeout += 1;
+                            fl.timeouts += 1;
+                            sample(&mut fl.f_timeout, m.number);
+                        }
+                        None => fl.triggers.unknown += 1,
+                    }
+                    if let Some(n) = fl.nak_ts.take() {
+                        record(&mut fl.nak_to_retx, ts - n);
+                    }
+                    fl.gap_open = None;
+                }
+            }
+        }
+        // Messages: FIRST/MIDDLE/LAST reassembly (first copies only).
+        if class != Class::Retransmitted {
+            let p = f.payload_len as u64;
+            match info.op.position() {
+                Position::First => {
+                    fl.max_fm_payload = fl.max_fm_payload.max(f.payload_len as u32);
+                    fl.open_message(p, info.op);
+                }
+                Position::Middle => {
+                    fl.max_fm_payload = fl.max_fm_payload.max(f.payload_len as u32);
+                    if let Some((b, op)) = fl.msg_open {
+                        fl.msg_open = Some((b + p, op));
+                    }
+                }
+                Position::Last => {
+                    if let Some((b, op)) = fl.msg_open.take() {
+                        fl.close_message(b + p, op);
+                    }
+                }
+                Position::Only => {
+                    let size = if is_read {
+                        u64::from(f.ext.reth.map_or(0, |r| r.dma_len))
+                    } else {
+                        p
+                    };
+                    fl.close_message(size, info.op);
+                    if is_read {
+                        fl.msgs.read_bytes_requested += size;
+                    }
+                }
+            }
+        }
+        if bth.ackreq
+            && !is_read
+            && fl
+                .ackreq
+                .back()
+                .is_none_or(|&(p, _)| psn_diff(bth.psn, p) > 0)
+        {
+            if fl.ackreq.len() == 4096 {
+                fl.ackreq.pop_front();
+            }
+            fl.ackreq.push_back((bth.psn, ts));
+        }
+        if is_read && class == Class::New {
+            if fl.reads.len() == 1024 {
+                fl.reads.pop_front();
+            }
+            fl.reads.push_back((bth.psn, ts));
+        }
+        if ce {
+            sample(&mut fl.f_ce, m.number);
+            if fl.ce_pending.is_none() {
+                fl.ce_pending = Some(ts);
+            }
+        }
+        // Rate around CNPs.
+        let bytes = m.orig_len;
+        if fl.recent.len() == 256 {
+            fl.recent.pop_front();
+        }
+        fl.recent.push_back((ts, bytes));
+        if let Some((end, acc)) = fl.after_cnp {
+            if ts >= end {
+                fl.rate_after.0 += acc * 8 * 10_000; // bytes in 100 µs → bit/s
+                fl.rate_after.1 += 1;
+                fl.after_cnp = None;
+            } else {
+                fl.after_cnp = Some((end, acc + u64::from(bytes)));
+            }
+        }
+    }
+
+    /// The requester flow a response flow answers: its peer, from CM or inferred from PSNs.
+    fn requester_of(&mut self, fi: usize, psn: Option<u32>) -> Option<usize> {
+        if let Some(p) = self.flows[fi].peer {
+            return Some(p);
+        }
+        let (src, dst, qp) = self.flows[fi].key;
+        // CM: the responder's QP is the peer of the requester QP `qp` at `dst`.
+        let cand = if let Some(&(node, peer_qp)) = self.cm_peer.get(&(dst, qp)) {
+            self.index.get(&(dst, node, peer_qp)).copied()
+        } else {
+            let list = self.by_pair.get(&(dst, src))?;
+            let mut best: Option<(i64, usize)> = None;
+            for &c in list {
+                let Some(h) = self.flows[c].psn.as_ref().and_then(|t| t.highest()) else {
+                    continue;
+                };
+                if self.flows[c].peer.is_some_and(|p| p != fi) {
+                    continue;
+                }
+                let d = match psn {
+                    Some(p) => i64::from(psn_diff(p, h)).abs(),
+                    None => (u64::MAX - self.flows[c].last_ts).min(i64::MAX as u64) as i64,
+                };
+                if (d < (1 << 20) || psn.is_none()) && best.is_none_or(|(bd, _)| d < bd) {
+                    best = Some((d, c));
+                }
+            }
+            best.map(|b| b.1)
+        };
+        let c = cand?;
+        if psn.is_some() {
+            self.flows[fi].peer = Some(c);
+            self.flows[c].peer = Some(fi);
+        }
+        Some(c)
+    }
+
+    fn ack(&mut self, m: &PacketMeta, fi: usize, f: &Frame<'_>) {
+        let bth = f.bth.expect("ack has a BTH");
+        let Some(aeth) = f.ext.aeth else { return };
+        let ts = m.ts_ns;
+        let req = self.requester_of(fi, Some(bth.psn));
+        match aeth.kind() {
+            AethKind::Ack { .. } => {
+                let fl = &mut self.flows[fi];
+                if fl.last_ack.is_some_and(|l| psn_diff(bth.psn, l) <= 0) {
+                    fl.dup_acks += 1;
+                }
+                if fl.last_ack.is_none_or(|l| psn_diff(bth.psn, l) > 0) {
+                    fl.last_ack = Some(bth.psn);
+                }
+                if let Some(r) = req {
+                    let rf = &mut self.flows[r];
+                    let mut first = None;
+                    while let Some(&(p, t)) = rf.ackreq.front() {
+                        if psn_diff(p, bth.psn) <= 0 {
+                            first.get_or_insert(t);
+                            rf.ackreq.pop_front();
+                            record(&mut rf.ack_lat, ts.saturating_sub(t));
+                        } else {
+                            break;
+                        }
+                    }
+                }
+            }
+            AethKind::RnrNak { timer_code } => {
+                let fl = &mut self.flows[fi];
+                fl.rnr += 1;
+                sample(&mut fl.f_rnr, m.number);
+                let us = rnr_timer_us(timer_code);
+                if !fl.rnr_timers.contains(&us) && fl.rnr_timers.len() < 8 {
+                    fl.rnr_timers.push(us);
+                }
+                if let Some(r) = req {
+                    self.flows[r].pending = Some(Trigger::Rnr);
+                }
+            }
+            AethKind::Nak { code } => {
+                let fl = &mut self.flows[fi];
+                fl.naks[usize::from(code.min(4))] += 1;
+                sample(&mut fl.f_nak, m.number);
+                if code != 0 {
+                    sample(&mut fl.f_err, m.number);
+                }
+                if let Some(r) = req {
+                    let rf = &mut self.flows[r];
+                    if code == 0 {
+                        rf.pending = Some(Trigger::Nak);
+                        if let Some(g) = rf.gap_open.take() {
+                            record(&mut rf.gap_to_nak, ts.saturating_sub(g));
+                        }
+                        rf.nak_ts.get_or_insert(ts);
+                    }
+                }
+            }
+            AethKind::Reserved { .. } => {}
+        }
+    }
+
+    fn read_response(&mut self, m: &PacketMeta, fi: usize, f: &Frame<'_>, op: Operation) {
+        let bth = f.bth.expect("response has a BTH");
+        let req = self.requester_of(fi, Some(bth.psn));
+        let fl = &mut self.flows[fi];
+        if matches!(op.position(), Position::First | Position::Middle) {
+            fl.max_fm_payload = fl.max_fm_payload.max(f.payload_len as u32);
+        }
+        let Some(r) = req else { return };
+        let rf = &mut self.flows[r];
+        rf.msgs.read_bytes_returned += f.payload_len as u64;
+        if matches!(op.position(), Position::Last | Position::Only) {
+            while let Some(&(p, t)) = rf.reads.front() {
+                if psn_diff(p, bth.psn) <= 0 {
+                    rf.reads.pop_front();
+                    record(&mut rf.read_lat, m.ts_ns.saturating_sub(t));
+                } else {
+                    break;
+                }
+            }
+            // A READ response also acknowledges the requests before it.
+            while let Some(&(p, t)) = rf.ackreq.front() {
+                if psn_diff(p, bth.psn) <= 0 {
+                    rf.ackreq.pop_front();
+                    record(&mut rf.ack_lat, m.ts_ns.saturating_sub(t));
+                } else {
+                    break;
+                }
+            }
+        }
+    }
+
+    fn cnp(&mut self, m: &PacketMeta, fi: usize) {
+        let ts = m.ts_ns;
+        {
+            let fl = &mut self.flows[fi];
+            fl.cnp += 1;
+            if let Some(l) = fl.last_cnp {
+                record(&mut fl.cnp_interval, ts - l);
+            }
+            fl.last_cnp = Some(ts);
+        }
+        // The CNP goes to the reaction point: the sender of the marked traffic.
+        let req = self.requester_of(fi, None).or_else(|| {
+            let (src, dst, _) = self.flows[fi].key;
+            let list = self.by_pair.get(&(dst, src))?;
+            list.iter()
+                .copied()
+                .filter(|&c| self.flows[c].ce_pending.is_some())
+                .min_by_key(|&c| self.flows[c].ce_pending)
+        });
+        if let Some(r) = req {
+            let rf = &mut self.flows[r];
+            if let Some(t) = rf.ce_pending.take() {
+                let h = &mut self.flows[fi].ce_to_cnp;
+                record(h, ts.saturating_sub(t));
+            }
+            let rf = &mut self.flows[r];
+            let since = ts.saturating_sub(100_000);
+            let bytes: u64 = rf
+                .recent
+                .iter()
+                .filter(|(t, _)| *t >= since)
+                .map(|(_, b)| u64::from(*b))
+                .sum();
+            rf.rate_before.0 += bytes * 8 * 10_000;
+            rf.rate_before.1 += 1;
+            if rf.after_cnp.is_none() {
+                rf.after_cnp = Some((ts + 100_000, 0));
+            }
+        }
+    }
+
+    fn cm_message(&mut self, m: &PacketMeta, src: Node, dst: Node, cm: CmMessage) {
+        match cm {
+            CmMessage::Req(r) => {
+                if self.cm_index.contains_key(&(src, r.local_comm_id)) {
+                    return; // a retried REQ
+                }
+                self.cm.push(CmConn {
+                    a: src,
+                    b: dst,
+                    qpn_a: r.local_qpn,
+                    psn_a: r.starting_psn,
+                    qpn_b: None,
+                    psn_b: None,
+                    mtu: mad::mtu_bytes(r.path_mtu),
+                    transport: r.transport_type,
+                    service_id: r.service_id,
+                    state: "requested",
+                    reject: None,
+                    req_ts: m.ts_ns,
+                    req_frame: m.number,
+                    reply_frame: None,
+                });
+                self.cm_index
+                    .insert((src, r.local_comm_id), self.cm.len() - 1);
+            }
+            CmMessage::Rep(r) => {
+                if let Some(&i) = self.cm_index.get(&(dst, r.remote_comm_id)) {
+                    let c = &mut self.cm[i];
+                    c.qpn_b = Some(r.local_qpn);
+                    c.psn_b = Some(r.starting_psn);
+                    c.state = "replied";
+                    c.reply_frame.get_or_insert(m.number);
+                    self.cm_peer.insert((c.a, c.qpn_a), (c.b, r.local_qpn));
+                    self.cm_peer.insert((c.b, r.local_qpn), (c.a, c.qpn_a));
+                }
+            }
+            CmMessage::Rtu(r) => self.cm_state(src, r.local_comm_id, "established", m.number),
+            CmMessage::Rej(r) => {
+                // REJ comes from the passive side: remote Comm ID = the requester's.
+                if let Some(&i) = self.cm_index.get(&(dst, r.remote_comm_id)) {
+                    let c = &mut self.cm[i];
+                    c.state = "rejected";
+                    c.reject = Some(r.reason);
+                    c.reply_frame.get_or_insert(m.number);
+                } else {
+                    // The REQ is not in the capture (or was cut by the snaplen): keep the REJ.
+                    self.cm.push(CmConn {
+                        a: dst,
+                        b: src,
+                        qpn_a: 0,
+                        psn_a: 0,
+                        qpn_b: None,
+                        psn_b: None,
+                        mtu: None,
+                        transport: 0,
+                        service_id: 0,
+                        state: "rejected",
+                        reject: Some(r.reason),
+                        req_ts: m.ts_ns,
+                        req_frame: m.number,
+                        reply_frame: Some(m.number),
+                    });
+                    self.cm_index
+                        .insert((dst, r.remote_comm_id), self.cm.len() - 1);
+                }
+            }
+            CmMessage::Mra(r) => {
+                if let Some(&i) = self.cm_index.get(&(dst, r.remote_comm_id)) {
+                    self.cm[i].reply_frame.get_or_insert(m.number);
+                }
+            }
+            CmMessage::Dreq(r) => {
+                self.cm_state(src, r.local_comm_id, "disconnecting", m.number);
+                self.cm_state(dst, r.remote_comm_id, "disconnecting", m.number);
+            }
+            CmMessage::Drep(r) => {
+                self.cm_state(src, r.local_comm_id, "closed", m.number);
+                self.cm_state(dst, r.remote_comm_id, "closed", m.number);
+            }
+            _ => {}
+        }
+    }
+
+    fn cm_state(&mut self, node: Node, comm: u32, state: &'static str, _frame: u64) {
+        if let Some(&i) = self.cm_index.get(&(node, comm)) {
+            self.cm[i].state = state;
+        }
+    }
+
+    /// PFC/PAUSE episodes: an episode starts at a non-zero quanta frame, each further one
+    /// extends it to max(end, ts + quanta time), and it ends at a zero-quanta frame or expiry.
+    fn pfc_frame(&mut self, m: &PacketMeta, src: [u8; 6], mc: MacControl) {
+        let link = self.link_bps();
+        let prios: Vec<(u8, u16)> = match mc {
+            MacControl::Pfc { enable, quanta } => (0..8u8)
+                .filter(|p| enable >> p & 1 == 1)
+                .map(|p| (p, quanta[p as usize]))
+                .collect(),
+            MacControl::Pause { quanta } => vec![(255, quanta)],
+            MacControl::Other { .. } => return,
+        };
+        self.pfc_frames.0 += 1;
+        if prios.iter().any(|p| p.1 > 0) {
+            self.pfc_frames.1 += 1;
+        } else {
+            self.pfc_frames.2 += 1;
+        }
+        let ts = m.ts_ns;
+        for (p, q) in prios {
+            let st = self.pfc.entry((src, p)).or_default();
+            if st.frames == 0 {
+                st.first_frame = m.number;
+            }
+            st.frames += 1;
+            if st.end > 0 && ts >= st.end {
+                let e = st.end;
+                close(st, e);
+            }
+            if q > 0 {
+                let end = ts + quanta_to_ns(q, link);
+                if st.end == 0 {
+                    st.start = ts;
+                    st.end = end;
+                } else {
+                    st.end = st.end.max(end);
+                }
+            } else if st.end > 0 {
+                close(st, ts);
+            }
+        }
+    }
+
+    /// Ends the pass and builds the report.
+    pub fn finish(mut self) -> report::Report {
+        for st in self.pfc.values_mut() {
+            if st.end > 0 {
+                let e = st.end;
+                close(st, e);
+            }
+        }
+        crate::findings::build(self)
+    }
+
+    pub(crate) fn counters(f: &FlowState) -> Counters {
+        let mut opcodes = BTreeMap::new();
+        for (op, &n) in f.opcodes.iter().enumerate() {
+            if n > 0 {
+                opcodes.insert(OpInfo::of(op as u8).name.to_string(), n);
+            }
+        }
+        let sniffer = f.sniffer();
+        Counters {
+            packets: f.packets,
+            bytes: f.bytes,
+            payload_bytes: f.payload_bytes,
+            opcodes,
+            retransmitted_packets: f.retx,
+            gap_filled_packets: f.gap_filled,
+            missing_packets: f.psn.as_ref().map_or(0, Tracker::missing),
+            duplicate_acks: f.dup_acks,
+            naks: report::Naks {
+                psn_sequence_error: f.naks[0],
+                invalid_request: f.naks[1],
+                remote_access_error: f.naks[2],
+                remote_operational_error: f.naks[3],
+                invalid_rd_request: f.naks[4],
+            },
+            rnr_naks: f.rnr,
+            timeouts: f.timeouts,
+            cnp: f.cnp,
+            ecn: report::Ecn {
+                not_ect: f.ecn[0],
+                ect1: f.ecn[1],
+                ect0: f.ecn[2],
+                ce: f.ecn[3],
+            },
+            icrc: report::Icrc {
+                ok: f.icrc[0],
+                bad: if sniffer { 0 } else { f.icrc[1] },
+                truncated: f.icrc[2],
+                unverifiable: f.icrc[3] + if sniffer { f.icrc[1] } else { 0 },
+            },
+        }
+    }
+
+    pub(crate) fn flow_report(f: &FlowState) -> report::Flow {
+        let span = f.last_ts.saturating_sub(f.first_ts);
+        let goodput = if span > 0 {
+            (f.unique_payload as u128 * 8 * 1_000_000_000 / span as u128) as u64
+        } else {
+            0
+        };
+        let avg = |(s, n): (u64, u64)| s.checked_div(n).unwrap_or(0);
+        report::Flow {
+            src: f.key.0.to_string(),
+            dst: f.key.1.to_string(),
+            dest_qp: f.key.2,
+            transport: f.transport.map_or("?", |t| t.name()).to_string(),
+            counters: Self::counters(f),
+            first_ts_ns: f.first_ts,
+            last_ts_ns: f.last_ts,
+            goodput_bps: goodput,
+            retransmission_triggers: f.triggers.clone(),
+            ack_latency_ns: latency(&f.ack_lat),
+            read_latency_ns: latency(&f.read_lat),
+            gap_to_nak_ns: latency(&f.gap_to_nak),
+            nak_to_retransmission_ns: latency(&f.nak_to_retx),
+            ce_to_cnp_ns: latency(&f.ce_to_cnp),
+            cnp_interval_ns: latency(&f.cnp_interval),
+            rate_before_cnp_bps: avg(f.rate_before),
+            rate_after_cnp_bps: avg(f.rate_after),
+            messages: f.msgs.clone(),
+            inferred_mtu: (f.max_fm_payload > 0).then_some(f.max_fm_payload),
+            max_payload: f.max_payload,
+            priorities: (0..8).filter(|p| f.prio_mask >> p & 1 == 1).collect(),
+            udp_sport: f.sport,
+            rnr_timer_us: f.rnr_timers.clone(),
+            sniffer_artefacts: f.sniffer(),
+        }
+    }
+}
+
+fn close(st: &mut PfcState, end: u64) {
+    let d = end.saturating_sub(st.start);
+    st.pause_ns += d;
+    st.episodes += 1;
+    st.longest = st.longest.max(d);
+    st.start = 0;
+    st.end = 0;
+}

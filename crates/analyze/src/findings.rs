@@ -1,0 +1,613 @@
+//! From the finished per-flow state to the report and its findings. Each rule is documented in
+//! docs/findings.md; `synth` derives the expected codes of its scenarios with the same rules.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rdmascope_wire::macctl::quanta_to_ns;
+use rdmascope_wire::mad;
+use rdmascope_wire::opcode::Transport;
+
+use crate::analyzer::{Analyzer, Node};
+use crate::report::{self, Connection, Counters, End, Finding, Report, Severity, Totals};
+
+fn add(t: &mut Counters, o: &Counters) {
+    t.packets += o.packets;
+    t.bytes += o.bytes;
+    t.payload_bytes += o.payload_bytes;
+    for (k, v) in &o.opcodes {
+        *t.opcodes.entry(k.clone()).or_default() += v;
+    }
+    t.retransmitted_packets += o.retransmitted_packets;
+    t.gap_filled_packets += o.gap_filled_packets;
+    t.missing_packets += o.missing_packets;
+    t.duplicate_acks += o.duplicate_acks;
+    t.naks.psn_sequence_error += o.naks.psn_sequence_error;
+    t.naks.invalid_request += o.naks.invalid_request;
+    t.naks.remote_access_error += o.naks.remote_access_error;
+    t.naks.remote_operational_error += o.naks.remote_operational_error;
+    t.naks.invalid_rd_request += o.naks.invalid_rd_request;
+    t.rnr_naks += o.rnr_naks;
+    t.timeouts += o.timeouts;
+    t.cnp += o.cnp;
+    t.ecn.not_ect += o.ecn.not_ect;
+    t.ecn.ect0 += o.ecn.ect0;
+    t.ecn.ect1 += o.ecn.ect1;
+    t.ecn.ce += o.ecn.ce;
+    t.icrc.ok += o.icrc.ok;
+    t.icrc.bad += o.icrc.bad;
+    t.icrc.truncated += o.icrc.truncated;
+    t.icrc.unverifiable += o.icrc.unverifiable;
+}
+
+/// The application an RDMA-CM service ID names.
+pub fn application(sid: u64) -> Option<&'static str> {
+    if !mad::is_rdma_cm_service(sid) {
+        return None;
+    }
+    match mad::service_port(sid) {
+        4420 => Some("NVMe-oF"),
+        3260 => Some("iSER"),
+        5445 => Some("SMB Direct"),
+        20049 => Some("NFS/RDMA"),
+        _ => None,
+    }
+}
+
+fn mac(m: [u8; 6]) -> String {
+    format!(
+        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        m[0], m[1], m[2], m[3], m[4], m[5]
+    )
+}
+
+fn fmt_ns(ns: u64) -> String {
+    if ns >= 1_000_000 {
+        format!("{:.2} ms", ns as f64 / 1e6)
+    } else if ns >= 1_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{ns} ns")
+    }
+}
+
+struct Rule<'a> {
+    flows: &'a [report::Flow],
+}
+
+impl Rule<'_> {
+    fn names(&self, pick: impl Fn(&report::Flow) -> bool) -> Vec<String> {
+        self.flows
+            .iter()
+            .filter(|f| pick(f))
+            .take(10)
+            .map(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp))
+            .collect()
+    }
+}
+
+pub(crate) fn build(a: Analyzer) -> Report {
+    let link = a.link_bps();
+    let mut order: Vec<usize> = (0..a.flows.len()).collect();
+    order.sort_by_key(|&i| a.flows[i].key);
+    let flows: Vec<report::Flow> = order
+        .iter()
+        .map(|&i| Analyzer::flow_report(&a.flows[i]))
+        .collect();
+    let mut totals = Totals::default();
+    for f in &flows {
+        add(&mut totals.counters, &f.counters);
+        let t = &mut totals.retransmission_triggers;
+        t.nak += f.retransmission_triggers.nak;
+        t.rnr += f.retransmission_triggers.rnr;
+        t.timeout += f.retransmission_triggers.timeout;
+        t.unknown += f.retransmission_triggers.unknown;
+    }
+
+    // Connections: CM first, then pairs inferred from responses.
+    let key_index: BTreeMap<(Node, Node, u32), usize> = a
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.key, i))
+        .collect();
+    let mtu_of = |k: (Node, Node, u32)| {
+        key_index
+            .get(&k)
+            .and_then(|&i| (a.flows[i].max_fm_payload > 0).then_some(a.flows[i].max_fm_payload))
+    };
+    let mut connections = Vec::new();
+    let mut in_cm = BTreeSet::new();
+    for c in &a.cm {
+        let qb = c.qpn_b.unwrap_or(0);
+        if c.qpn_b.is_some() {
+            in_cm.insert((c.a, c.b, qb));
+            in_cm.insert((c.b, c.a, c.qpn_a));
+        }
+        connections.push(Connection {
+            a: End {
+                node: c.a.to_string(),
+                qpn: c.qpn_a,
+                start_psn: Some(c.psn_a),
+            },
+            b: End {
+                node: c.b.to_string(),
+                qpn: qb,
+                start_psn: c.psn_b,
+            },
+            path_mtu: c.mtu,
+            transport: ["RC", "UC", "RD", "XRC"][usize::from(c.transport & 3)].to_string(),
+            learned: "cm".into(),
+            application: application(c.service_id)
+                .map(str::to_string)
+                .or(a.perftest.then(|| "perftest".to_string())),
+            service_id: Some(c.service_id),
+            state: c.state.to_string(),
+            reject_reason: c.reject,
+            observed_mtu_a_to_b: c.qpn_b.and_then(|q| mtu_of((c.a, c.b, q))),
+            observed_mtu_b_to_a: mtu_of((c.b, c.a, c.qpn_a)),
+        });
+    }
+    for &i in &order {
+        let f = &a.flows[i];
+        let Some(p) = f.peer else { continue };
+        let g = &a.flows[p];
+        if !f.is_request_flow
+            || in_cm.contains(&f.key)
+            || in_cm.contains(&g.key)
+            || (g.is_request_flow && g.key < f.key)
+        {
+            continue;
+        }
+        connections.push(Connection {
+            a: End {
+                node: f.key.0.to_string(),
+                qpn: g.key.2,
+                start_psn: f.first_psn,
+            },
+            b: End {
+                node: f.key.1.to_string(),
+                qpn: f.key.2,
+                start_psn: g.first_psn,
+            },
+            path_mtu: None,
+            transport: f.transport.map_or("?", |t| t.name()).to_string(),
+            learned: "inferred".into(),
+            application: a.perftest.then(|| "perftest".to_string()),
+            service_id: None,
+            state: "active".into(),
+            reject_reason: None,
+            observed_mtu_a_to_b: (f.max_fm_payload > 0).then_some(f.max_fm_payload),
+            observed_mtu_b_to_a: (g.max_fm_payload > 0).then_some(g.max_fm_payload),
+        });
+    }
+
+    let mut pfc = report::Pfc {
+        frames: a.pfc_frames.0,
+        xoff_frames: a.pfc_frames.1,
+        xon_frames: a.pfc_frames.2,
+        link_bps: link,
+        ..Default::default()
+    };
+    for ((m, p), st) in &a.pfc {
+        pfc.pause_episodes += st.episodes;
+        pfc.pause_ns_total += st.pause_ns;
+        pfc.by_port.push(report::PfcPort {
+            src_mac: mac(*m),
+            priority: *p,
+            frames: st.frames,
+            pause_ns: st.pause_ns,
+            episodes: st.episodes,
+            longest_episode_ns: st.longest,
+        });
+    }
+
+    let mut capture = a.capture.clone();
+    capture.link_bps = link;
+    let findings = findings(&a, &flows, &totals, &connections, &pfc, &capture);
+    Report {
+        schema: "rdmascope.analyze.v1",
+        capture,
+        totals,
+        flows,
+        connections,
+        pfc,
+        findings,
+    }
+}
+
+fn findings(
+    a: &Analyzer,
+    flows: &[report::Flow],
+    totals: &Totals,
+    conns: &[Connection],
+    pfc: &report::Pfc,
+    cap: &report::Capture,
+) -> Vec<Finding> {
+    let r = Rule { flows };
+    let t = &totals.counters;
+    let mut out = Vec::new();
+    let span = cap.last_ts_ns.saturating_sub(cap.first_ts_ns).max(1);
+    let frames_of = |pick: &dyn Fn(&crate::analyzer::FlowState) -> &Vec<u64>| -> Vec<u64> {
+        let mut v: Vec<u64> = a
+            .flows
+            .iter()
+            .flat_map(|f| pick(f).iter().copied())
+            .collect();
+        v.sort_unstable();
+        v.truncate(10);
+        v
+    };
+    let mut push = |severity,
+                    code: &str,
+                    summary: String,
+                    evidence: Vec<String>,
+                    flows: Vec<String>,
+                    frames: Vec<u64>,
+                    advice: &str| {
+        out.push(Finding {
+            severity,
+            code: code.into(),
+            summary,
+            evidence,
+            flows,
+            frames,
+            advice: advice.into(),
+        });
+    };
+
+    if t.naks.psn_sequence_error > 0 || t.gap_filled_packets > 0 || t.missing_packets > 0 {
+        let lost = t.gap_filled_packets + t.missing_packets;
+        push(
+            Severity::Critical,
+            "transport.loss",
+            format!(
+                "Packets are lost: {} PSN sequence NAKs, {} packets retransmitted, {} lost before this capture point",
+                t.naks.psn_sequence_error, t.retransmitted_packets, lost
+            ),
+            vec![
+                format!("naks.psn_sequence_error = {}", t.naks.psn_sequence_error),
+                format!("retransmitted_packets = {}", t.retransmitted_packets),
+                format!("gap_filled_packets = {}", t.gap_filled_packets),
+                format!("missing_packets = {}", t.missing_packets),
+                format!("retransmission triggers: NAK {}, RNR {}, timeout {}, unknown {}", totals.retransmission_triggers.nak, totals.retransmission_triggers.rnr, totals.retransmission_triggers.timeout, totals.retransmission_triggers.unknown),
+            ],
+            r.names(|f| f.counters.retransmitted_packets + f.counters.gap_filled_packets + f.counters.missing_packets + f.counters.naks.psn_sequence_error > 0),
+            frames_of(&|f| &f.f_retx),
+            "The \"lossless\" network drops packets, and RC recovers with go-back-N, so every loss resends everything after it. Check that PFC is enabled for the RDMA priority on every NIC and switch port on the path and that buffers/headroom are sized for the cable length; look for link errors (symbol/FCS errors) and for drops in the NIC counters (out_of_sequence, packet_seq_err, rx_discards_phy).",
+        );
+    }
+    if t.timeouts > 0 {
+        push(
+            Severity::Critical,
+            "transport.timeout",
+            format!("{} retransmission bursts started after the ACK timeout, with no NAK seen", t.timeouts),
+            vec![format!("timeouts = {}", t.timeouts), format!("duplicate_acks = {}", t.duplicate_acks)],
+            r.names(|f| f.counters.timeouts > 0),
+            frames_of(&|f| &f.f_timeout),
+            "The requester waited out its local ACK timeout: the tail of a message or its ACKs were lost, so no NAK could say what was missing. Fix the loss (see PFC and link health); a timeout stalls the QP for 4.096 µs × 2^timeout, so keep the QP timeout (NCCL_IB_TIMEOUT, rdma_set_option) reasonable rather than huge.",
+        );
+    }
+    if t.rnr_naks > 0 {
+        let timers: BTreeSet<u32> = flows
+            .iter()
+            .flat_map(|f| f.rnr_timer_us.iter().copied())
+            .collect();
+        push(
+            Severity::Warning,
+            "transport.rnr",
+            format!("The receiver was not ready {} times (RNR NAK): a SEND arrived with no receive buffer posted", t.rnr_naks),
+            vec![format!("rnr_naks = {}", t.rnr_naks), format!("RNR timers (µs): {timers:?}")],
+            r.names(|f| f.counters.rnr_naks > 0),
+            frames_of(&|f| &f.f_rnr),
+            "The responder application does not keep enough receive WQEs posted. Post receives earlier and deeper (or use an SRQ), and make the sender wait less per retry with a smaller min_rnr_timer; rnr_retry 7 retries forever.",
+        );
+    }
+    for (code, n, name) in [
+        (
+            "transport.remote_access_error",
+            t.naks.remote_access_error,
+            "remote access error",
+        ),
+        (
+            "transport.remote_operational_error",
+            t.naks.remote_operational_error,
+            "remote operational error",
+        ),
+    ] {
+        if n > 0 {
+            push(
+                Severity::Critical,
+                code,
+                format!("{n} NAKs with {name}"),
+                vec![format!("NAK {name}: {n}")],
+                r.names(|f| {
+                    if code.ends_with("access_error") {
+                        f.counters.naks.remote_access_error > 0
+                    } else {
+                        f.counters.naks.remote_operational_error > 0
+                    }
+                }),
+                frames_of(&|f| &f.f_err),
+                if code.ends_with("access_error") {
+                    "The responder refused an RDMA access: wrong R_Key, an address outside the registered memory region, or missing access rights (IBV_ACCESS_REMOTE_WRITE/READ). The QP goes to the error state; check the memory registration and the keys exchanged."
+                } else {
+                    "The responder could not complete the request for a local reason (its QP or memory in error). Check the responder's logs and its QP state."
+                },
+            );
+        }
+    }
+    // ECN and CNPs: CE marks answered by CNPs from the receiver, or not.
+    let cnp_pairs: BTreeSet<(&str, &str)> = flows
+        .iter()
+        .filter(|f| f.counters.cnp > 0)
+        .map(|f| (f.src.as_str(), f.dst.as_str()))
+        .collect();
+    let ce: Vec<&report::Flow> = flows.iter().filter(|f| f.counters.ecn.ce > 0).collect();
+    let answered: Vec<&&report::Flow> = ce
+        .iter()
+        .filter(|f| cnp_pairs.contains(&(f.dst.as_str(), f.src.as_str())))
+        .collect();
+    let unanswered: Vec<&&report::Flow> = ce
+        .iter()
+        .filter(|f| !cnp_pairs.contains(&(f.dst.as_str(), f.src.as_str())))
+        .collect();
+    if !answered.is_empty() {
+        let lat: Vec<u64> = flows
+            .iter()
+            .filter(|f| f.ce_to_cnp_ns.count > 0)
+            .map(|f| f.ce_to_cnp_ns.p50)
+            .collect();
+        let before: Vec<u64> = flows
+            .iter()
+            .filter(|f| f.rate_before_cnp_bps > 0)
+            .map(|f| f.rate_before_cnp_bps)
+            .collect();
+        let after: Vec<u64> = flows
+            .iter()
+            .filter(|f| f.rate_after_cnp_bps > 0)
+            .map(|f| f.rate_after_cnp_bps)
+            .collect();
+        let mean = |v: &[u64]| {
+            if v.is_empty() {
+                0
+            } else {
+                v.iter().sum::<u64>() / v.len() as u64
+            }
+        };
+        push(
+            Severity::Info,
+            "congestion.ecn",
+            format!("Congestion: {} packets CE-marked, {} CNPs sent back; DCQCN is reacting", t.ecn.ce, t.cnp),
+            vec![
+                format!("ecn.ce = {} of {} RoCEv2 packets", t.ecn.ce, t.ecn.ce + t.ecn.ect0 + t.ecn.ect1 + t.ecn.not_ect),
+                format!("cnp = {}", t.cnp),
+                format!("CE → CNP (median of flows): {}", fmt_ns(mean(&lat))),
+                format!("sender rate before / after CNPs: {:.1} / {:.1} Gb/s", mean(&before) as f64 / 1e9, mean(&after) as f64 / 1e9),
+            ],
+            answered.iter().take(10).map(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)).collect(),
+            frames_of(&|f| &f.f_ce),
+            "Switches mark packets because queues build up (incast or oversubscription), and the senders slow down on CNPs as DCQCN intends. If throughput suffers, look for many-to-one traffic patterns, and check that the ECN thresholds (Kmin/Kmax) sit well below the PFC XOFF threshold.",
+        );
+    }
+    if !unanswered.is_empty() {
+        push(
+            Severity::Warning,
+            "congestion.ce_without_cnp",
+            format!("{} flows receive CE-marked packets but their receivers send no CNP", unanswered.len()),
+            unanswered.iter().take(5).map(|f| format!("{} > {} qp 0x{:06x}: {} CE marks, 0 CNPs back", f.src, f.dst, f.dest_qp, f.counters.ecn.ce)).collect(),
+            unanswered.iter().take(10).map(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)).collect(),
+            frames_of(&|f| &f.f_ce),
+            "The receiving NIC does not act as a DCQCN notification point, so senders never slow down and congestion turns into PFC pauses or drops. Enable ECN/CNP generation on the receivers for the RDMA priority (mlx5: /sys/class/net/<if>/ecn/roce_np/enable/<prio> = 1) and check the CNP DSCP/priority.",
+        );
+    }
+    // Data only: CM MADs on QP1 are commonly sent Not-ECT.
+    let data_not_ect: u64 = flows
+        .iter()
+        .filter(|f| f.dest_qp > 1)
+        .map(|f| f.counters.ecn.not_ect)
+        .sum();
+    if data_not_ect > 0 {
+        let ecn_in_use = t.ecn.ect0 + t.ecn.ect1 + t.ecn.ce > 0 || t.cnp > 0;
+        push(
+            if ecn_in_use { Severity::Warning } else { Severity::Info },
+            "congestion.not_ect",
+            if ecn_in_use {
+                format!("{data_not_ect} RoCEv2 data packets are sent Not-ECT while others use ECN: those senders have congestion control off")
+            } else {
+                format!("No RoCEv2 packet is ECN-capable ({data_not_ect} Not-ECT data packets): DCQCN congestion control is not in use")
+            },
+            vec![format!("ecn: not_ect {}, ect0 {}, ect1 {}, ce {}", t.ecn.not_ect, t.ecn.ect0, t.ecn.ect1, t.ecn.ce)],
+            r.names(|f| f.counters.ecn.not_ect > 0 && f.dest_qp > 1),
+            frames_of(&|f| if f.key.2 > 1 { &f.f_not_ect } else { &f.f_none }),
+            "Switches cannot mark Not-ECT packets, so these senders never get CNPs and only PFC (or loss) stops them. Enable RoCE congestion control on the senders (mlx5: ecn/roce_rp/enable/<prio> = 1; Soft-RoCE has none) and make sure the traffic class sets an ECT code point.",
+        );
+    }
+    // PFC.
+    if pfc.pause_episodes > 0 {
+        let worst = pfc.by_port.iter().max_by_key(|p| p.pause_ns);
+        let frac = worst.map_or(0.0, |p| p.pause_ns as f64 / span as f64);
+        push(
+            if frac > 0.01 { Severity::Warning } else { Severity::Info },
+            "pfc.pause",
+            format!("{} PFC/PAUSE episodes paused traffic for {} in total", pfc.pause_episodes, fmt_ns(pfc.pause_ns_total)),
+            pfc.by_port.iter().map(|p| format!("{} prio {}: {} frames, {} episodes, paused {} ({:.1}% of the capture)", p.src_mac, if p.priority == 255 { "all".into() } else { p.priority.to_string() }, p.frames, p.episodes, fmt_ns(p.pause_ns), 100.0 * p.pause_ns as f64 / span as f64)).collect(),
+            vec![],
+            a.pfc.values().map(|s| s.first_frame).take(10).collect(),
+            "Pauses are how a lossless fabric absorbs bursts, but long or frequent ones mean a receiver or a congested switch port cannot keep up, and they spread congestion upstream (head-of-line blocking). Find the port that sends them and why its queue fills: incast, a slow receiver, or ECN thresholds above the PFC threshold.",
+        );
+    }
+    let full = quanta_to_ns(0xffff, pfc.link_bps);
+    let storms: Vec<&report::PfcPort> = pfc
+        .by_port
+        .iter()
+        .filter(|p| p.longest_episode_ns > 2 * full)
+        .collect();
+    if !storms.is_empty() {
+        push(
+            Severity::Critical,
+            "pfc.storm",
+            format!("PFC storm: {} source(s) keep a priority paused for more than twice the longest single pause", storms.len()),
+            storms.iter().map(|p| format!("{} prio {}: longest episode {} (one 65535-quanta pause = {})", p.src_mac, p.priority, fmt_ns(p.longest_episode_ns), fmt_ns(full))).collect(),
+            vec![],
+            a.pfc.values().filter(|s| s.longest > 2 * full).map(|s| s.first_frame).collect(),
+            "A device keeps refreshing XOFF without releasing: a stuck receiver (host not draining its RX ring) or a deadlock of paused queues, which can freeze the whole fabric. Enable the PFC storm / watchdog protection on switches and NICs (e.g. mlx5 pfc_stall_prevention), find the source MAC, and fix the host or port behind it.",
+        );
+    }
+    let paused: BTreeSet<u8> = a
+        .pfc
+        .iter()
+        .filter(|(_, s)| s.episodes > 0)
+        .map(|(k, _)| k.1)
+        .collect();
+    if !paused.is_empty() && !paused.contains(&255) {
+        let unprotected: Vec<&report::Flow> = flows
+            .iter()
+            .filter(|f| f.priorities.iter().any(|p| !paused.contains(p)))
+            .collect();
+        if !unprotected.is_empty() {
+            let prios: BTreeSet<u8> = unprotected
+                .iter()
+                .flat_map(|f| f.priorities.iter().copied())
+                .filter(|p| !paused.contains(p))
+                .collect();
+            push(
+                Severity::Critical,
+                "pfc.priority_mismatch",
+                format!("RDMA data uses priority {prios:?}, which PFC never pauses, while PFC acts on {paused:?}"),
+                vec![format!("{} flows on unprotected priorities", unprotected.len())],
+                unprotected.iter().take(10).map(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)).collect(),
+                vec![],
+                "That traffic is not lossless: switches drop it under congestion. Make the RDMA traffic class map to the PFC-enabled priority: set the DSCP (or VLAN PCP) the application uses (rdma_set_option ToS, NCCL_IB_TC, cma_roce_tos) and the NIC trust mode (mlnx_qos --trust dscp) to match the switch's PFC priority.",
+            );
+        }
+    }
+    // MTU.
+    let mismatched: Vec<&Connection> = conns
+        .iter()
+        .filter(|c| {
+            let obs = [c.observed_mtu_a_to_b, c.observed_mtu_b_to_a];
+            let vs_cm = c
+                .path_mtu
+                .is_some_and(|m| obs.iter().flatten().any(|o| *o != m));
+            let between = matches!(obs, [Some(x), Some(y)] if x != y);
+            vs_cm || between
+        })
+        .collect();
+    if !mismatched.is_empty() {
+        push(
+            Severity::Warning,
+            "mtu.mismatch",
+            format!("{} connections use a path MTU that differs between the two ends (or from what CM agreed)", mismatched.len()),
+            mismatched.iter().take(5).map(|c| format!("{} qp 0x{:06x} <-> {} qp 0x{:06x}: CM {:?}, A→B {:?}, B→A {:?}", c.a.node, c.a.qpn, c.b.node, c.b.qpn, c.path_mtu, c.observed_mtu_a_to_b, c.observed_mtu_b_to_a)).collect(),
+            mismatched.iter().take(10).map(|c| format!("{} <-> {}", c.a.node, c.b.node)).collect(),
+            vec![],
+            "Each side packetises with its own active MTU, which follows the netdev MTU (RoCE MTU = largest IB MTU ≤ netdev MTU − headers: 1500 → 1024, 4200 → 4096). Set the same MTU on both hosts' netdevs and on every switch port, then reconnect.",
+        );
+    }
+    if a.fragments.0 > 0 || a.frag_needed.0 > 0 {
+        push(
+            Severity::Warning,
+            "mtu.fragmentation",
+            format!("{} fragmented RoCE packets and {} ICMP 'fragmentation needed' messages", a.fragments.0, a.frag_needed.0),
+            vec![format!("IP fragments of UDP/4791: {}", a.fragments.0), format!("ICMP fragmentation needed / packet too big: {}", a.frag_needed.0)],
+            vec![],
+            [a.fragments.1.clone(), a.frag_needed.1.clone()].concat(),
+            "RoCEv2 must never be fragmented (it sets DF) and the NIC drops fragments: some hop has a smaller MTU than the RoCE MTU. Raise the MTU on that hop or lower the RoCE MTU on the hosts.",
+        );
+    }
+    if t.icrc.bad > 0 {
+        push(
+            Severity::Critical,
+            "icrc.bad",
+            format!("{} packets carry a bad ICRC: the receiving HCA drops them silently", t.icrc.bad),
+            vec![format!("icrc: ok {}, bad {}, truncated {}, unverifiable {}", t.icrc.ok, t.icrc.bad, t.icrc.truncated, t.icrc.unverifiable)],
+            r.names(|f| f.counters.icrc.bad > 0),
+            frames_of(&|f| &f.f_bad),
+            "The invariant CRC covers everything a router may not change, so a mismatch means corruption on a link or a middlebox rewriting a covered field (an ECMP/NAT device changing the UDP source port or IP addresses). Check link error counters along the path and anything that rewrites RoCE packets.",
+        );
+    }
+    let mut by_sport: BTreeMap<u16, Vec<&report::Flow>> = BTreeMap::new();
+    for f in flows {
+        if let Some(sp) = f.udp_sport {
+            if matches!(f.transport.as_str(), "RC" | "UC" | "XRC" | "RD") {
+                by_sport.entry(sp).or_default().push(f);
+            }
+        }
+    }
+    if let Some((sp, fl)) = by_sport
+        .iter()
+        .max_by_key(|(_, v)| v.len())
+        .filter(|(_, v)| v.len() >= 3)
+    {
+        push(
+            Severity::Warning,
+            "ecmp.single_udp_sport",
+            format!("{} RDMA flows all use UDP source port {sp}: ECMP hashes them onto one path", fl.len()),
+            vec![format!("UDP source port {sp}: {} request flows", fl.len())],
+            fl.iter().take(10).map(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)).collect(),
+            vec![],
+            "RoCEv2 takes its entropy from the UDP source port. With one port for every QP, all flows between two racks share one ECMP path and the others idle. Let the NIC derive the source port per QP (the Linux default, from the flow label) and check nothing rewrites it.",
+        );
+    }
+    let rejects: Vec<&crate::analyzer::CmConn> =
+        a.cm.iter().filter(|c| c.reject.is_some()).collect();
+    if !rejects.is_empty() {
+        push(
+            Severity::Warning,
+            "cm.reject",
+            format!("{} connection requests were rejected", rejects.len()),
+            rejects.iter().take(5).map(|c| {
+                let r = c.reject.unwrap_or(0);
+                format!("{} → {} service 0x{:016x}: REJ reason {r} ({})", c.a, c.b, c.service_id, mad::rej_reason_name(r))
+            }).collect(),
+            rejects.iter().take(10).map(|c| format!("{} > {}", c.a, c.b)).collect(),
+            rejects.iter().flat_map(|c| c.reply_frame).take(10).collect(),
+            "The passive side refused the connection. Reason 28 (consumer defined) comes from the application (rdma_reject): check the server's log; 8 (invalid Service ID) means nothing listens on that port; 26 (invalid path MTU) means the MTUs differ.",
+        );
+    }
+    let no_reply: Vec<&crate::analyzer::CmConn> = a
+        .cm
+        .iter()
+        .filter(|c| c.reply_frame.is_none() && cap.last_ts_ns.saturating_sub(c.req_ts) > 10_000_000)
+        .collect();
+    if !no_reply.is_empty() {
+        push(
+            Severity::Warning,
+            "cm.no_reply",
+            format!("{} connection requests got no reply (no REP, REJ or MRA)", no_reply.len()),
+            no_reply.iter().take(5).map(|c| format!("{} → {} service 0x{:016x}", c.a, c.b, c.service_id)).collect(),
+            no_reply.iter().take(10).map(|c| format!("{} > {}", c.a, c.b)).collect(),
+            no_reply.iter().map(|c| c.req_frame).take(10).collect(),
+            "The REQ never reached the passive side's CM or its answer was lost: check that UDP 4791 is not filtered (firewalls matter for Soft-RoCE), that the GID index used maps to the right interface and IP, and that the server listens.",
+        );
+    }
+    if a.truncated_frames.0 > 0 {
+        push(
+            Severity::Info,
+            "capture.truncated",
+            format!("{} frames were cut by the capture's snaplen; headers are decoded, ICRCs cannot be checked", a.truncated_frames.0),
+            vec![format!("icrc.truncated = {}", t.icrc.truncated)],
+            vec![],
+            a.truncated_frames.1.clone(),
+            "That is normal with tcpdump -s 128 and enough for this analysis. Capture whole frames if you need ICRC checks or payload.",
+        );
+    }
+    if cap.rdma_packets == 0 {
+        push(
+            Severity::Warning,
+            "capture.no_rdma",
+            format!("No RoCE or InfiniBand packet in {} packets", cap.packets),
+            vec![format!("packets = {}, rdma_packets = 0", cap.packets)],
+            vec![],
+            vec![],
+            "Hardware RoCE bypasses the kernel, so tcpdump on the netdev sees nothing of it. Capture from the RDMA device instead: `rdmascope capture -i mlx5_0`, `tcpdump -i mlx5_0` (libpcap with RDMA sniffing), or `ibdump -d mlx5_0`; or mirror the switch port.",
+        );
+    }
+    out.sort_by(|x, y| x.severity.cmp(&y.severity).then(x.code.cmp(&y.code)));
+    out
+}
+
+#[allow(dead_code)]
+fn _transport_names() -> [&'static str; 2] {
+    [Transport::Rc.name(), Transport::Ud.name()]
+}

@@ -1,0 +1,14 @@
+//! One streaming pass over decoded RDMA packets: per-flow PSN tracking, AETH accounting,
+//! latencies, message reassembly, ECN/CNP, PFC episodes, MTU checks, CM connections, and
+//! plain-language findings. The result is a [`report::Report`]; rendering happens elsewhere.
+
+#![forbid(unsafe_code)]
+
+mod analyzer;
+mod findings;
+pub mod psn;
+pub mod report;
+
+pub use analyzer::{Analyzer, Config, Node, PacketMeta};
+pub use findings::application;
+pub use report::Report;

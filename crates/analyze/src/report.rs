@@ -1,0 +1,219 @@
+//! The report model: plain data, serialised as `rdmascope analyze --json` (schema
+//! `rdmascope.analyze.v1`, documented in docs/json.md). Renderers consume it; nothing here
+//! prints.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Naks {
+    pub psn_sequence_error: u64,
+    pub invalid_request: u64,
+    pub remote_access_error: u64,
+    pub remote_operational_error: u64,
+    pub invalid_rd_request: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Ecn {
+    pub not_ect: u64,
+    pub ect0: u64,
+    pub ect1: u64,
+    pub ce: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Icrc {
+    pub ok: u64,
+    pub bad: u64,
+    pub truncated: u64,
+    pub unverifiable: u64,
+}
+
+/// Counters kept for the whole capture and for each flow.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Counters {
+    pub packets: u64,
+    pub bytes: u64,
+    pub payload_bytes: u64,
+    pub opcodes: BTreeMap<String, u64>,
+    pub retransmitted_packets: u64,
+    pub gap_filled_packets: u64,
+    pub missing_packets: u64,
+    pub duplicate_acks: u64,
+    pub naks: Naks,
+    pub rnr_naks: u64,
+    pub timeouts: u64,
+    pub cnp: u64,
+    pub ecn: Ecn,
+    pub icrc: Icrc,
+}
+
+/// count / p50 / p99 / max of a latency, in nanoseconds.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct Latency {
+    pub count: u64,
+    pub p50: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+/// Retransmissions by what triggered them.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Triggers {
+    pub nak: u64,
+    pub rnr: u64,
+    pub timeout: u64,
+    pub unknown: u64,
+}
+
+/// Messages reassembled from first/middle/last packets.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Messages {
+    pub count: u64,
+    pub send: u64,
+    pub write: u64,
+    pub read: u64,
+    pub atomic: u64,
+    pub bytes: u64,
+    pub min_size: u64,
+    pub max_size: u64,
+    /// Message sizes by power of two (key: upper bound in bytes).
+    pub size_histogram: BTreeMap<u64, u64>,
+    pub read_bytes_requested: u64,
+    pub read_bytes_returned: u64,
+}
+
+/// One flow: (source node, destination node, destination QP).
+#[derive(Debug, Clone, Serialize)]
+pub struct Flow {
+    pub src: String,
+    pub dst: String,
+    pub dest_qp: u32,
+    pub transport: String,
+    #[serde(flatten)]
+    pub counters: Counters,
+    pub first_ts_ns: u64,
+    pub last_ts_ns: u64,
+    pub goodput_bps: u64,
+    pub retransmission_triggers: Triggers,
+    pub ack_latency_ns: Latency,
+    pub read_latency_ns: Latency,
+    pub gap_to_nak_ns: Latency,
+    pub nak_to_retransmission_ns: Latency,
+    pub ce_to_cnp_ns: Latency,
+    pub cnp_interval_ns: Latency,
+    /// Mean send rate of this (requester) flow in the 100 µs before and after the CNPs it got.
+    pub rate_before_cnp_bps: u64,
+    pub rate_after_cnp_bps: u64,
+    pub messages: Messages,
+    /// Largest FIRST/MIDDLE payload: the path MTU this direction uses.
+    pub inferred_mtu: Option<u32>,
+    pub max_payload: u32,
+    pub priorities: Vec<u8>,
+    pub udp_sport: Option<u16>,
+    pub rnr_timer_us: Vec<u32>,
+    /// The frames come from an offloaded-traffic sniffer (source MAC changes every frame).
+    pub sniffer_artefacts: bool,
+}
+
+/// One end of a connection.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct End {
+    pub node: String,
+    pub qpn: u32,
+    pub start_psn: Option<u32>,
+}
+
+/// A connection: the two flows of an RC/UC QP pair.
+#[derive(Debug, Clone, Serialize)]
+pub struct Connection {
+    pub a: End,
+    pub b: End,
+    pub path_mtu: Option<u32>,
+    pub transport: String,
+    /// "cm" (from REQ/REP) or "inferred" (from responses and ACKs).
+    pub learned: String,
+    pub application: Option<String>,
+    pub service_id: Option<u64>,
+    pub state: String,
+    pub reject_reason: Option<u16>,
+    pub observed_mtu_a_to_b: Option<u32>,
+    pub observed_mtu_b_to_a: Option<u32>,
+}
+
+/// PFC / PAUSE per source MAC and priority (255 = 802.3x PAUSE, all priorities).
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct PfcPort {
+    pub src_mac: String,
+    pub priority: u8,
+    pub frames: u64,
+    pub pause_ns: u64,
+    pub episodes: u64,
+    pub longest_episode_ns: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Pfc {
+    pub frames: u64,
+    pub xoff_frames: u64,
+    pub xon_frames: u64,
+    pub pause_episodes: u64,
+    pub pause_ns_total: u64,
+    pub link_bps: u64,
+    pub by_port: Vec<PfcPort>,
+}
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Critical,
+    Warning,
+    Info,
+}
+
+/// A diagnosis, with what proves it and what to do.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    pub code: String,
+    pub summary: String,
+    pub evidence: Vec<String>,
+    pub flows: Vec<String>,
+    pub frames: Vec<u64>,
+    pub advice: String,
+}
+
+/// Facts about the capture as a whole.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Capture {
+    pub files: Vec<String>,
+    pub packets: u64,
+    pub rdma_packets: u64,
+    pub bytes: u64,
+    pub first_ts_ns: u64,
+    pub last_ts_ns: u64,
+    pub link_bps: u64,
+}
+
+/// Totals over every flow.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Totals {
+    #[serde(flatten)]
+    pub counters: Counters,
+    pub retransmission_triggers: Triggers,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema: &'static str,
+    pub capture: Capture,
+    pub totals: Totals,
+    pub flows: Vec<Flow>,
+    pub connections: Vec<Connection>,
+    pub pfc: Pfc,
+    pub findings: Vec<Finding>,
+}

@@ -1,0 +1,320 @@
+//! `rdmascope analyze`: one streaming pass over capture files, then a report.
+
+use std::io::Write;
+
+use anyhow::{Context, Result};
+use comfy_table::{presets, Cell, CellAlignment, Table};
+use rdmascope_analyze::report::{Finding, Report, Severity};
+use rdmascope_analyze::{Analyzer, Config, PacketMeta};
+use rdmascope_capture::CaptureReader;
+use rdmascope_wire::Frame;
+
+use crate::gen::parse_speed;
+
+#[derive(clap::Args)]
+pub struct AnalyzeArgs {
+    /// Capture files (pcap, pcapng, gzip-compressed or not).
+    #[arg(required = true)]
+    pub files: Vec<String>,
+    /// Print the report as one JSON object (schema rdmascope.analyze.v1, see docs/json.md).
+    #[arg(long)]
+    pub json: bool,
+    /// Link speed for PFC pause time (default: the capture's if_speed, else 100G).
+    #[arg(long, value_name = "SPEED")]
+    pub link_speed: Option<String>,
+    /// Rows in the connection and flow tables.
+    #[arg(long, default_value_t = 20)]
+    pub top: usize,
+    /// Also decode UDP destination port N as RoCEv2; repeatable.
+    #[arg(long = "roce-port", value_name = "N")]
+    pub roce_ports: Vec<u16>,
+    /// Skip ICRC verification (faster; ICRC counts are then all zero).
+    #[arg(long)]
+    pub no_crc: bool,
+}
+
+/// Runs the analysis over `files`.
+pub fn analyze_files(
+    files: &[String],
+    link: Option<u64>,
+    roce_ports: &[u16],
+    no_crc: bool,
+) -> Result<Report> {
+    let opts = crate::show::decode_options(roce_ports, no_crc)?;
+    let mut an = Analyzer::new(Config {
+        link_bps: link,
+        files: files.to_vec(),
+    });
+    let mut number = 0u64;
+    for path in files {
+        let mut r = CaptureReader::open(path)?;
+        loop {
+            let rec = match r.next() {
+                Ok(Some(rec)) => rec,
+                Ok(None) => break,
+                Err(e) => {
+                    return Err(e).context(format!("analysis stopped after {number} packets"))
+                }
+            };
+            number += 1;
+            let frame = Frame::decode(rec.linktype, rec.data, rec.orig_len, &opts);
+            let meta = PacketMeta {
+                number,
+                ts_ns: rec.ts_ns,
+                orig_len: rec.orig_len,
+                if_speed: rec.if_speed,
+            };
+            an.packet(&meta, &frame);
+        }
+    }
+    Ok(an.finish())
+}
+
+pub fn run(a: &AnalyzeArgs) -> Result<()> {
+    let link = a.link_speed.as_deref().map(parse_speed).transpose()?;
+    let report = analyze_files(&a.files, link, &a.roce_ports, a.no_crc)?;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if a.json {
+        serde_json::to_writer_pretty(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", render_text(&report, a.top))?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 30 => format!("{:.2} GiB", n as f64 / (1u64 << 30) as f64),
+        n if n >= 1 << 20 => format!("{:.2} MiB", n as f64 / (1u64 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / 1024.0),
+        n => format!("{n} B"),
+    }
+}
+
+fn rate(bps: u64) -> String {
+    if bps >= 1_000_000_000 {
+        format!("{:.2} Gb/s", bps as f64 / 1e9)
+    } else {
+        format!("{:.1} Mb/s", bps as f64 / 1e6)
+    }
+}
+
+fn dur(ns: u64) -> String {
+    if ns >= 1_000_000_000 {
+        format!("{:.3} s", ns as f64 / 1e9)
+    } else if ns >= 1_000_000 {
+        format!("{:.3} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    }
+}
+
+fn finding(s: &mut String, f: &Finding) {
+    let sev = match f.severity {
+        Severity::Critical => "CRITICAL",
+        Severity::Warning => "WARNING ",
+        Severity::Info => "info    ",
+    };
+    s.push_str(&format!("  {sev} {:<28} {}\n", f.code, f.summary));
+    for e in &f.evidence {
+        s.push_str(&format!("           - {e}\n"));
+    }
+    if !f.flows.is_empty() {
+        s.push_str(&format!("           flows: {}\n", f.flows.join("; ")));
+    }
+    if !f.frames.is_empty() {
+        let fr: Vec<String> = f.frames.iter().map(u64::to_string).collect();
+        s.push_str(&format!("           frames: {}\n", fr.join(", ")));
+    }
+    s.push_str(&format!("           what to do: {}\n\n", f.advice));
+}
+
+/// The text report: summary, findings (most severe first), connections and flows.
+pub fn render_text(r: &Report, top: usize) -> String {
+    let c = &r.capture;
+    let t = &r.totals.counters;
+    let span = c.last_ts_ns.saturating_sub(c.first_ts_ns);
+    let mut s = String::new();
+    s.push_str(&format!("rdmascope analyze: {}\n", c.files.join(", ")));
+    s.push_str(&format!(
+        "  {} packets ({} RDMA), {}, {} of traffic; link {}\n",
+        c.packets,
+        c.rdma_packets,
+        bytes(c.bytes),
+        dur(span),
+        rate(c.link_bps)
+    ));
+    let mut ops: Vec<(&String, &u64)> = t.opcodes.iter().collect();
+    ops.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let ops: Vec<String> = ops
+        .iter()
+        .take(6)
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    s.push_str(&format!("  opcodes: {}\n", ops.join(", ")));
+    s.push_str(&format!(
+        "  retransmitted {}, gap-filled {}, missing {}, duplicate ACKs {}, NAKs {}, RNR NAKs {}, timeouts {}\n",
+        t.retransmitted_packets,
+        t.gap_filled_packets,
+        t.missing_packets,
+        t.duplicate_acks,
+        t.naks.psn_sequence_error + t.naks.invalid_request + t.naks.remote_access_error + t.naks.remote_operational_error + t.naks.invalid_rd_request,
+        t.rnr_naks,
+        t.timeouts
+    ));
+    s.push_str(&format!(
+        "  ECN: Not-ECT {}, ECT(0) {}, ECT(1) {}, CE {}; CNPs {}; PFC frames {} ({} pause episodes, {} paused)\n",
+        t.ecn.not_ect,
+        t.ecn.ect0,
+        t.ecn.ect1,
+        t.ecn.ce,
+        t.cnp,
+        r.pfc.frames,
+        r.pfc.pause_episodes,
+        dur(r.pfc.pause_ns_total)
+    ));
+    s.push_str(&format!(
+        "  ICRC: ok {}, bad {}, truncated {}, unverifiable {}\n\n",
+        t.icrc.ok, t.icrc.bad, t.icrc.truncated, t.icrc.unverifiable
+    ));
+    let serious = r
+        .findings
+        .iter()
+        .filter(|f| f.severity != Severity::Info)
+        .count();
+    if r.findings.is_empty() {
+        s.push_str("Findings: none. The transport looks healthy.\n\n");
+    } else {
+        s.push_str(&format!(
+            "Findings ({} warning or critical, {} in all):\n",
+            serious,
+            r.findings.len()
+        ));
+        for f in &r.findings {
+            finding(&mut s, f);
+        }
+    }
+    if !r.connections.is_empty() {
+        let mut tb = Table::new();
+        tb.load_preset(presets::UTF8_BORDERS_ONLY);
+        tb.set_header(vec![
+            "A", "QPN", "B", "QPN", "type", "learned", "app", "MTU", "state", "pkts", "bytes",
+            "retx", "NAK", "RNR", "CNP", "CE", "ACK p50", "ACK p99",
+        ]);
+        let flow = |src: &str, dst: &str, qp: u32| {
+            r.flows
+                .iter()
+                .find(|f| f.src == src && f.dst == dst && f.dest_qp == qp)
+        };
+        let mut rows: Vec<(u64, Vec<Cell>)> = Vec::new();
+        for cn in &r.connections {
+            let ab = flow(&cn.a.node, &cn.b.node, cn.b.qpn);
+            let ba = flow(&cn.b.node, &cn.a.node, cn.a.qpn);
+            let sum = |g: &dyn Fn(&rdmascope_analyze::report::Flow) -> u64| {
+                ab.map_or(0, g) + ba.map_or(0, g)
+            };
+            let pk = sum(&|f| f.counters.packets);
+            let lat = ab.map(|f| f.ack_latency_ns).unwrap_or_default();
+            let mtu = cn
+                .path_mtu
+                .or(cn.observed_mtu_a_to_b)
+                .or(cn.observed_mtu_b_to_a)
+                .map_or("-".into(), |m| m.to_string());
+            rows.push((
+                sum(&|f| f.counters.bytes),
+                vec![
+                    Cell::new(&cn.a.node),
+                    Cell::new(format!("0x{:06x}", cn.a.qpn)),
+                    Cell::new(&cn.b.node),
+                    Cell::new(format!("0x{:06x}", cn.b.qpn)),
+                    Cell::new(&cn.transport),
+                    Cell::new(&cn.learned),
+                    Cell::new(cn.application.as_deref().unwrap_or("-")),
+                    Cell::new(mtu),
+                    Cell::new(&cn.state),
+                    Cell::new(pk).set_alignment(CellAlignment::Right),
+                    Cell::new(bytes(sum(&|f| f.counters.bytes)))
+                        .set_alignment(CellAlignment::Right),
+                    Cell::new(sum(&|f| f.counters.retransmitted_packets))
+                        .set_alignment(CellAlignment::Right),
+                    Cell::new(sum(&|f| f.counters.naks.psn_sequence_error))
+                        .set_alignment(CellAlignment::Right),
+                    Cell::new(sum(&|f| f.counters.rnr_naks)).set_alignment(CellAlignment::Right),
+                    Cell::new(sum(&|f| f.counters.cnp)).set_alignment(CellAlignment::Right),
+                    Cell::new(sum(&|f| f.counters.ecn.ce)).set_alignment(CellAlignment::Right),
+                    Cell::new(if lat.count > 0 {
+                        dur(lat.p50)
+                    } else {
+                        "-".into()
+                    }),
+                    Cell::new(if lat.count > 0 {
+                        dur(lat.p99)
+                    } else {
+                        "-".into()
+                    }),
+                ],
+            ));
+        }
+        rows.sort_by(|a, b| b.0.cmp(&a.0));
+        let n = rows.len();
+        for (_, row) in rows.into_iter().take(top) {
+            tb.add_row(row);
+        }
+        s.push_str(&format!(
+            "Connections ({n}, top {} by bytes):\n{tb}\n\n",
+            top.min(n)
+        ));
+    }
+    let mut tb = Table::new();
+    tb.load_preset(presets::UTF8_BORDERS_ONLY);
+    tb.set_header(vec![
+        "src",
+        "dst",
+        "dest QP",
+        "type",
+        "pkts",
+        "bytes",
+        "goodput",
+        "msgs",
+        "retx",
+        "gap-filled",
+        "missing",
+        "dup ACK",
+        "NAK",
+        "CNP",
+        "CE",
+        "ICRC bad",
+    ]);
+    let mut flows: Vec<&rdmascope_analyze::report::Flow> = r.flows.iter().collect();
+    flows.sort_by(|a, b| b.counters.bytes.cmp(&a.counters.bytes));
+    for f in flows.iter().take(top) {
+        let k = &f.counters;
+        tb.add_row(vec![
+            Cell::new(&f.src),
+            Cell::new(&f.dst),
+            Cell::new(format!("0x{:06x}", f.dest_qp)),
+            Cell::new(&f.transport),
+            Cell::new(k.packets).set_alignment(CellAlignment::Right),
+            Cell::new(bytes(k.bytes)).set_alignment(CellAlignment::Right),
+            Cell::new(rate(f.goodput_bps)).set_alignment(CellAlignment::Right),
+            Cell::new(f.messages.count).set_alignment(CellAlignment::Right),
+            Cell::new(k.retransmitted_packets).set_alignment(CellAlignment::Right),
+            Cell::new(k.gap_filled_packets).set_alignment(CellAlignment::Right),
+            Cell::new(k.missing_packets).set_alignment(CellAlignment::Right),
+            Cell::new(k.duplicate_acks).set_alignment(CellAlignment::Right),
+            Cell::new(k.naks.psn_sequence_error).set_alignment(CellAlignment::Right),
+            Cell::new(k.cnp).set_alignment(CellAlignment::Right),
+            Cell::new(k.ecn.ce).set_alignment(CellAlignment::Right),
+            Cell::new(k.icrc.bad).set_alignment(CellAlignment::Right),
+        ]);
+    }
+    s.push_str(&format!(
+        "Flows ({}, top {} by bytes):\n{tb}\n",
+        r.flows.len(),
+        top.min(r.flows.len())
+    ));
+    s
+}

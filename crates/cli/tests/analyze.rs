@@ -1,0 +1,391 @@
+//! `rdmascope analyze` against ground truth: for every `gen` scenario, with and without
+//! --ipv6 / --vlan and with --snaplen 128, every total and per-flow counter equals the truth
+//! file, and exactly the expected findings appear. Also: real captures.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+use serde_json::Value;
+
+const SCENARIOS: [&str; 8] = [
+    "clean",
+    "lossy",
+    "rnr",
+    "incast",
+    "pfc-storm",
+    "misconfig",
+    "ib",
+    "mixed",
+];
+const COUNTERS: [&str; 14] = [
+    "packets",
+    "bytes",
+    "payload_bytes",
+    "opcodes",
+    "retransmitted_packets",
+    "gap_filled_packets",
+    "missing_packets",
+    "duplicate_acks",
+    "naks",
+    "rnr_naks",
+    "timeouts",
+    "cnp",
+    "ecn",
+    "icrc",
+];
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rdmascope"))
+}
+
+fn tmp() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("rdmascope-analyze-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn analyze(path: &std::path::Path, extra: &[&str]) -> Value {
+    let o = bin()
+        .arg("analyze")
+        .arg("--json")
+        .args(extra)
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "analyze {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn codes(report: &Value) -> BTreeSet<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn compare(name: &str, truth: &Value, report: &Value) {
+    for k in COUNTERS {
+        assert_eq!(
+            report["totals"][k], truth["totals"][k],
+            "{name}: totals.{k}"
+        );
+    }
+    let key = |f: &Value| {
+        (
+            f["src"].as_str().unwrap().to_string(),
+            f["dst"].as_str().unwrap().to_string(),
+            f["dest_qp"].as_u64().unwrap(),
+        )
+    };
+    let ours: BTreeMap<_, &Value> = report["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (key(f), f))
+        .collect();
+    let want: BTreeMap<_, &Value> = truth["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (key(f), f))
+        .collect();
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "{name}: flows"
+    );
+    for (k, w) in &want {
+        let o = ours[k];
+        for c in COUNTERS {
+            assert_eq!(o[c], w[c], "{name}: flow {k:?} {c}");
+        }
+        assert_eq!(
+            o["transport"], w["transport"],
+            "{name}: flow {k:?} transport"
+        );
+    }
+    let want_codes: BTreeSet<String> = truth["expected_findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(codes(report), want_codes, "{name}: finding codes");
+    assert_eq!(
+        report["pfc"]["pause_episodes"], truth["pfc"]["pause_episodes"],
+        "{name}: PFC episodes"
+    );
+    assert_eq!(
+        report["pfc"]["pause_ns_total"], truth["pfc"]["pause_ns_total"],
+        "{name}: PFC pause time"
+    );
+    assert_eq!(
+        report["pfc"]["frames"], truth["pfc"]["frames"],
+        "{name}: PFC frames"
+    );
+    assert_eq!(
+        report["pfc"]["xoff_frames"], truth["pfc"]["xoff_frames"],
+        "{name}: PFC XOFF frames"
+    );
+    // Connections learnt from CM carry both QPNs and starting PSNs (a 128-byte snaplen cuts
+    // the 256-byte MADs before the starting PSN, so only whole frames are checked).
+    let cut = truth["snaplen"].as_u64().unwrap() < 300;
+    for tc in truth["connections"].as_array().unwrap() {
+        if cut {
+            break;
+        }
+        if tc["learned"] != "cm" || !tc["rejected"].is_null() || tc["in_capture"] != true {
+            continue;
+        }
+        let found = report["connections"].as_array().unwrap().iter().any(|c| {
+            c["a"]["node"] == tc["a"]["node"]
+                && c["a"]["qpn"] == tc["a"]["qpn"]
+                && c["b"]["qpn"] == tc["b"]["qpn"]
+                && c["a"]["start_psn"] == tc["a"]["start_psn"]
+                && c["b"]["start_psn"] == tc["b"]["start_psn"]
+        });
+        assert!(found, "{name}: CM connection {tc} not reported");
+    }
+}
+
+#[test]
+fn every_scenario_matches_its_ground_truth() {
+    let d = tmp();
+    for scenario in SCENARIOS {
+        let variants: &[(&str, &[&str])] = if scenario == "ib" {
+            &[("", &[]), ("-s128", &["--snaplen", "128"])]
+        } else {
+            &[
+                ("", &[]),
+                ("-v6", &["--ipv6"]),
+                ("-vlan", &["--vlan", "7", "--pcp", "3"]),
+                ("-s128", &["--snaplen", "128"]),
+            ]
+        };
+        for (suffix, extra) in variants {
+            let name = format!("{scenario}{suffix}");
+            let ext = if scenario == "mixed" {
+                "pcapng"
+            } else {
+                "pcap"
+            };
+            let cap = d.join(format!("{name}.{ext}"));
+            let truth = d.join(format!("{name}.json"));
+            let o = bin()
+                .args([
+                    "gen",
+                    "--scenario",
+                    scenario,
+                    "--packets",
+                    "30000",
+                    "--seed",
+                    "5",
+                ])
+                .args(*extra)
+                .arg("-o")
+                .arg(&cap)
+                .arg("--truth")
+                .arg(&truth)
+                .output()
+                .unwrap();
+            assert!(
+                o.status.success(),
+                "gen {name}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let t: Value = serde_json::from_str(&std::fs::read_to_string(&truth).unwrap()).unwrap();
+            let r = analyze(&cap, &[]);
+            compare(&name, &t, &r);
+        }
+    }
+}
+
+#[test]
+fn clean_scenario_has_no_warning() {
+    let d = tmp();
+    let cap = d.join("clean-long.pcapng");
+    let o = bin()
+        .args(["gen", "--scenario", "clean", "--packets", "60000", "-o"])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let r = analyze(&cap, &[]);
+    let serious: Vec<&Value> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] != "info")
+        .collect();
+    assert!(serious.is_empty(), "{serious:?}");
+    // CM connections are learnt with their applications.
+    let apps: BTreeSet<&str> = r["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["application"].as_str())
+        .collect();
+    assert!(
+        apps.contains("NVMe-oF") && apps.contains("NFS/RDMA"),
+        "{apps:?}"
+    );
+    // ACK latency is measured.
+    assert!(r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["ack_latency_ns"]["count"].as_u64().unwrap() > 0));
+    assert!(r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["read_latency_ns"]["count"].as_u64().unwrap() > 0));
+}
+
+#[test]
+fn text_report_names_findings_and_connections() {
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../samples/rocev2-misconfig-s128.pcap"
+    );
+    let o = bin().args(["analyze", sample]).output().unwrap();
+    assert!(o.status.success());
+    let s = String::from_utf8(o.stdout).unwrap();
+    for code in [
+        "pfc.priority_mismatch",
+        "cm.reject",
+        "mtu.mismatch",
+        "ecmp.single_udp_sport",
+        "Connections",
+        "what to do",
+    ] {
+        assert!(s.contains(code), "missing {code} in\n{s}");
+    }
+    // Most severe first.
+    let crit = s.find("CRITICAL").unwrap();
+    let warn = s.find("WARNING").unwrap();
+    assert!(crit < warn);
+}
+
+#[test]
+fn no_rdma_capture_says_how_to_capture() {
+    let Some(dir) = common::corpus() else { return };
+    let r = analyze(&dir.join("lldp_dcbx_pfc-config.pcap"), &[]);
+    let f = &r["findings"][0];
+    assert_eq!(f["code"], "capture.no_rdma");
+    assert!(f["advice"]
+        .as_str()
+        .unwrap()
+        .contains("bypasses the kernel"));
+}
+
+/// The public captures: clean ones give no warning or critical finding; CM connections match
+/// what tshark decodes; packets per opcode equal tshark's counts.
+#[test]
+fn real_captures() {
+    let Some(dir) = common::corpus() else { return };
+    let tshark = common::tshark();
+    for path in common::corpus_files(&dir) {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let r = analyze(&path, &[]);
+        let clean = ["softroce", "ibdump", "nvme-rdma", "perftest"]
+            .iter()
+            .any(|k| name.contains(k));
+        if clean {
+            let serious: Vec<String> = r["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|f| f["severity"] != "info")
+                .map(|f| format!("{}: {}", f["code"], f["summary"]))
+                .collect();
+            assert!(serious.is_empty(), "{name}: {serious:?}");
+        }
+        if name.contains("perftest") {
+            assert!(
+                r["connections"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|c| c["application"] == "perftest"),
+                "{name}: perftest not labelled"
+            );
+        }
+        let Some(tshark) = tshark else { continue };
+        let out = Command::new(tshark)
+            .arg("-n")
+            .arg("-r")
+            .arg(&path)
+            .args([
+                "--disable-protocol",
+                "tftp",
+                "-T",
+                "fields",
+                "-e",
+                "infiniband.bth.opcode",
+                "-e",
+                "infiniband.cm.req.localqpn",
+                "-e",
+                "infiniband.cm.rep.localqpn",
+                "-e",
+                "infiniband.cm.req.startpsn",
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let mut ops: BTreeMap<u64, u64> = BTreeMap::new();
+        let mut req_qpns = BTreeSet::new();
+        let mut rep_qpns = BTreeSet::new();
+        for l in text.lines() {
+            let c: Vec<&str> = l.split('\t').collect();
+            if let Ok(op) = c[0].split(',').next().unwrap_or("").parse::<u64>() {
+                *ops.entry(op).or_default() += 1;
+            }
+            let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).ok();
+            if let Some(q) = c.get(1).and_then(|s| hex(s)) {
+                req_qpns.insert(q);
+            }
+            if let Some(q) = c.get(2).and_then(|s| hex(s)) {
+                rep_qpns.insert(q);
+            }
+        }
+        let ours: BTreeMap<u64, u64> = r["totals"]["opcodes"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    rdmascope_wire::OpInfo::by_name(k).map_or_else(
+                        || u64::from_str_radix(k.trim_start_matches("0x"), 16).unwrap(),
+                        |i| u64::from(i.opcode),
+                    ),
+                    v.as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(ours, ops, "{name}: packets per opcode vs tshark");
+        let cm: Vec<&Value> = r["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["learned"] == "cm")
+            .collect();
+        let our_req: BTreeSet<u64> = cm.iter().map(|c| c["a"]["qpn"].as_u64().unwrap()).collect();
+        let our_rep: BTreeSet<u64> = cm
+            .iter()
+            .filter(|c| !c["b"]["start_psn"].is_null())
+            .map(|c| c["b"]["qpn"].as_u64().unwrap())
+            .collect();
+        assert_eq!(our_req, req_qpns, "{name}: CM REQ QPNs vs tshark");
+        assert_eq!(our_rep, rep_qpns, "{name}: CM REP QPNs vs tshark");
+    }
+}
