@@ -258,7 +258,7 @@ pub fn render_text(r: &Report, top: usize) -> String {
                 ],
             ));
         }
-        rows.sort_by(|a, b| b.0.cmp(&a.0));
+        rows.sort_by_key(|r| std::cmp::Reverse(r.0));
         let n = rows.len();
         for (_, row) in rows.into_iter().take(top) {
             tb.add_row(row);
@@ -289,7 +289,7 @@ pub fn render_text(r: &Report, top: usize) -> String {
         "ICRC bad",
     ]);
     let mut flows: Vec<&rdmascope_analyze::report::Flow> = r.flows.iter().collect();
-    flows.sort_by(|a, b| b.counters.bytes.cmp(&a.counters.bytes));
+    flows.sort_by_key(|f| std::cmp::Reverse(f.counters.bytes));
     for f in flows.iter().take(top) {
         let k = &f.counters;
         tb.add_row(vec![
