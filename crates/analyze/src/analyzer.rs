@@ -1,6 +1,8 @@
 //! The streaming pass: one call per decoded packet, per-flow state, a [`Report`] at the end.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::fxhash::FxHashMap as HashMap;
 
 use hdrhistogram::Histogram;
 use rdmascope_wire::bth::psn_diff;
@@ -98,7 +100,8 @@ pub(crate) struct FlowState {
     pub bytes: u64,
     pub payload_bytes: u64,
     pub unique_payload: u64,
-    pub opcodes: Box<[u64; 256]>,
+    /// (opcode, packets), in order of first appearance: a flow uses few opcodes.
+    pub opcodes: Vec<(u8, u64)>,
     pub retx: u64,
     pub gap_filled: u64,
     pub dup_acks: u64,
@@ -139,7 +142,8 @@ pub(crate) struct FlowState {
     prev_read: bool,
     ce_pending: Option<u64>,
     last_cnp: Option<u64>,
-    recent: VecDeque<(u64, u32)>,
+    /// Bytes sent per 10 µs bucket over the last 160 µs: (bucket number, bytes).
+    recent: [(u64, u64); 16],
     after_cnp: Option<(u64, u64)>,
     rate_before: (u64, u64),
     rate_after: (u64, u64),
@@ -166,7 +170,7 @@ impl FlowState {
             bytes: 0,
             payload_bytes: 0,
             unique_payload: 0,
-            opcodes: Box::new([0; 256]),
+            opcodes: Vec::new(),
             retx: 0,
             gap_filled: 0,
             dup_acks: 0,
@@ -207,7 +211,7 @@ impl FlowState {
             prev_read: false,
             ce_pending: None,
             last_cnp: None,
-            recent: VecDeque::new(),
+            recent: [(0, 0); 16],
             after_cnp: None,
             rate_before: (0, 0),
             rate_after: (0, 0),
@@ -296,7 +300,8 @@ pub(crate) struct PfcState {
 pub struct Analyzer {
     pub(crate) flows: Vec<FlowState>,
     index: HashMap<Key, usize>,
-    last: Option<(Key, usize)>,
+    /// Direct-mapped cache in front of `index`: most packets belong to a few busy flows.
+    cache: Vec<Option<(Key, usize)>>,
     by_pair: HashMap<(Node, Node), Vec<usize>>,
     pub(crate) cm: Vec<CmConn>,
     cm_index: HashMap<(Node, u32), usize>,
@@ -320,12 +325,12 @@ impl Analyzer {
         Self {
             link_bps: cfg.link_bps,
             flows: Vec::new(),
-            index: HashMap::new(),
-            last: None,
-            by_pair: HashMap::new(),
+            index: HashMap::default(),
+            cache: vec![None; 1024],
+            by_pair: HashMap::default(),
             cm: Vec::new(),
-            cm_index: HashMap::new(),
-            cm_peer: HashMap::new(),
+            cm_index: HashMap::default(),
+            cm_peer: HashMap::default(),
             pfc: BTreeMap::new(),
             pfc_frames: (0, 0, 0),
             capture,
@@ -337,9 +342,18 @@ impl Analyzer {
     }
 
     fn flow(&mut self, key: Key, ts: u64) -> usize {
-        if let Some((k, i)) = self.last {
-            if k == key {
-                return i;
+        let low = |n: &Node| match n {
+            Node::V4(a) => u32::from_le_bytes(*a),
+            Node::Gid(g) => u32::from_le_bytes([g[12], g[13], g[14], g[15]]),
+            Node::Lid(l) => u32::from(*l),
+        };
+        let h = (low(&key.0).wrapping_mul(0x9e37_79b9)
+            ^ low(&key.1).rotate_left(13)
+            ^ key.2.wrapping_mul(0x85eb_ca6b)) as usize;
+        let slot = (h ^ (h >> 10)) % self.cache.len();
+        if let Some((k, i)) = &self.cache[slot] {
+            if *k == key {
+                return *i;
             }
         }
         let i = match self.index.get(&key) {
@@ -352,7 +366,7 @@ impl Analyzer {
                 i
             }
         };
-        self.last = Some((key, i));
+        self.cache[slot] = Some((key, i));
         i
     }
 
@@ -430,7 +444,10 @@ impl Analyzer {
             fl.bytes += u64::from(m.orig_len);
             fl.payload_bytes += f.payload_len as u64;
             fl.max_payload = fl.max_payload.max(f.payload_len as u32);
-            fl.opcodes[bth.opcode as usize] += 1;
+            match fl.opcodes.iter_mut().find(|(o, _)| *o == bth.opcode) {
+                Some((_, n)) => *n += 1,
+                None => fl.opcodes.push((bth.opcode, 1)),
+            }
             if let Some(e) = f.eth {
                 if fl.last_mac.is_some_and(|l| l != e.src) {
                     fl.mac_changes += 1;
@@ -467,7 +484,7 @@ impl Analyzer {
                 let fl = &mut self.flows[fi];
                 fl.close_message(f.payload_len as u64, info.op);
                 fl.unique_payload += f.payload_len as u64;
-                if let Some(cm) = f.mad.and_then(|x| x.cm) {
+                if let Some(cm) = f.mad().and_then(|x| x.cm) {
                     self.cm_message(m, src, dst, cm);
                 }
             }
@@ -568,7 +585,7 @@ impl Analyzer {
                 .back()
                 .is_none_or(|&(p, _)| psn_diff(bth.psn, p) > 0)
         {
-            if fl.ackreq.len() == 4096 {
+            if fl.ackreq.len() == 512 {
                 fl.ackreq.pop_front();
             }
             fl.ackreq.push_back((bth.psn, ts));
@@ -587,10 +604,12 @@ impl Analyzer {
         }
         // Rate around CNPs.
         let bytes = m.orig_len;
-        if fl.recent.len() == 256 {
-            fl.recent.pop_front();
+        let bucket = ts / 10_000;
+        let slot = &mut fl.recent[(bucket % 16) as usize];
+        if slot.0 != bucket {
+            *slot = (bucket, 0);
         }
-        fl.recent.push_back((ts, bytes));
+        slot.1 += u64::from(bytes);
         if let Some((end, acc)) = fl.after_cnp {
             if ts >= end {
                 fl.rate_after.0 += acc * 8 * 10_000; // bytes in 100 µs → bit/s
@@ -918,10 +937,8 @@ impl Analyzer {
 
     pub(crate) fn counters(f: &FlowState) -> Counters {
         let mut opcodes = BTreeMap::new();
-        for (op, &n) in f.opcodes.iter().enumerate() {
-            if n > 0 {
-                opcodes.insert(OpInfo::of(op as u8).name.to_string(), n);
-            }
+        for &(op, n) in &f.opcodes {
+            opcodes.insert(OpInfo::of(op).name.to_string(), n);
         }
         let sniffer = f.sniffer();
         Counters {

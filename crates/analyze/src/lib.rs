@@ -6,6 +6,7 @@
 
 mod analyzer;
 mod findings;
+mod fxhash;
 pub mod psn;
 pub mod report;
 

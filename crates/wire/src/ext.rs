@@ -276,13 +276,21 @@ impl ExtHeaders {
     /// stopped.
     pub fn parse(set: u16, b: &[u8]) -> (Self, core::result::Result<usize, usize>) {
         let mut h = Self::default();
+        let r = h.parse_into(set, b);
+        (h, r)
+    }
+
+    /// [`ExtHeaders::parse`] into `self` (which should be empty), without moving the struct.
+    #[inline]
+    pub fn parse_into(&mut self, set: u16, b: &[u8]) -> core::result::Result<usize, usize> {
+        let h = self;
         let mut off = 0;
         for &(bit, len) in ext::ORDER.iter() {
             if set & bit == 0 {
                 continue;
             }
             let Some(s) = b.get(off..off + len) else {
-                return (h, Err(off));
+                return Err(off);
             };
             // Lengths were checked above, so the parsers cannot fail here.
             match bit {
@@ -299,7 +307,7 @@ impl ExtHeaders {
             }
             off += len;
         }
-        (h, Ok(off))
+        Ok(off)
     }
 
     /// The `opcode::ext` bits of the headers present.

@@ -270,7 +270,7 @@ pub fn visit<'a>(m: &RecordMeta, fr: &Frame<'a>, f: &mut dyn FnMut(&'static str,
     if fr.bth.is_some() {
         f("rdma.payload_len", U(fr.payload_len as u64));
     }
-    if let Some(m) = fr.mad {
+    if let Some(m) = fr.mad() {
         let h = m.header;
         f("mad.baseversion", U(u64::from(h.base_version)));
         f("mad.mgmtclass", U(u64::from(h.mgmt_class)));

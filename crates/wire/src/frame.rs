@@ -223,7 +223,8 @@ pub struct Frame<'a> {
     pub grh: Option<GrhRepr>,
     pub bth: Option<BthRepr>,
     pub ext: ExtHeaders,
-    pub mad: Option<Mad>,
+    /// The payload is a MAD (UD SEND Only to QP0/QP1); decoded on demand by [`Frame::mad`].
+    pub is_mad: bool,
     /// Offset of the RDMA payload in `data` and its length on the wire (without pad).
     pub payload_offset: usize,
     pub payload_len: usize,
@@ -241,6 +242,7 @@ pub struct Frame<'a> {
 type Step = core::result::Result<(), ()>;
 
 impl<'a> Frame<'a> {
+    #[inline(always)]
     fn empty(linktype: u32, data: &'a [u8], orig_len: u32) -> Self {
         Self {
             data,
@@ -259,7 +261,7 @@ impl<'a> Frame<'a> {
             grh: None,
             bth: None,
             ext: ExtHeaders::default(),
-            mad: None,
+            is_mad: false,
             payload_offset: 0,
             payload_len: 0,
             icrc_value: None,
@@ -272,6 +274,7 @@ impl<'a> Frame<'a> {
     }
 
     /// Decodes `data` captured with link type `linktype`; `orig_len` is its length on the wire.
+    #[inline(always)]
     pub fn decode(linktype: u32, data: &'a [u8], orig_len: u32, opts: &DecodeOptions) -> Self {
         let mut f = Self::empty(linktype, data, orig_len);
         let _ = f.link_layer(opts);
@@ -771,21 +774,25 @@ impl<'a> Frame<'a> {
         }
         let ext_at = tstart + bth::HEADER_LEN;
         let avail = &d[ext_at.min(d.len())..];
-        let (h, done) = ExtHeaders::parse(info.ext, avail);
-        self.ext = h;
-        if let Err(stop) = done {
+        if let Err(stop) = self.ext.parse_into(info.ext, avail) {
             return self.short(Layer::Ext, ext_at + stop, "extension header cut short");
         }
         self.payload_offset = ext_at + ext_len;
         self.payload_len = tlen - hdrs - usize::from(b.padcnt);
         // MADs travel on QP0/QP1 as UD SEND Only.
-        if info.transport == Transport::Ud && info.op == Operation::SendOnly && b.destqp <= 1 {
-            let end = (self.payload_offset + self.payload_len).min(d.len());
-            if let Some(m) = d.get(self.payload_offset..end) {
-                self.mad = Mad::parse(m).ok();
-            }
-        }
+        self.is_mad =
+            info.transport == Transport::Ud && info.op == Operation::SendOnly && b.destqp <= 1;
         Ok(())
+    }
+
+    /// The MAD this packet carries (common header and, for the CM class, the message), decoded
+    /// from the captured payload; `None` when the packet carries none or it is cut too short.
+    pub fn mad(&self) -> Option<Mad> {
+        if self.is_mad {
+            Mad::parse(self.payload()).ok()
+        } else {
+            None
+        }
     }
 
     /// The payload bytes present in the capture (may be fewer than `payload_len`).

@@ -133,7 +133,7 @@ fn every_vector_verifies() {
     assert!(checked >= 20, "only {checked} vectors found");
     // V15/V16: the CM REQ/REP fields tshark confirmed.
     let f = Frame::decode(1, &fr["V15"], fr["V15"].len() as u32, &opts);
-    let Some(rdmascope_wire::mad::CmMessage::Req(r)) = f.mad.and_then(|m| m.cm) else {
+    let Some(rdmascope_wire::mad::CmMessage::Req(r)) = f.mad().and_then(|m| m.cm) else {
         panic!("V15 is not a REQ")
     };
     assert_eq!(
@@ -142,7 +142,7 @@ fn every_vector_verifies() {
     );
     assert_eq!(r.ip_cm.unwrap().src_port, 0xc001);
     let f = Frame::decode(1, &fr["V16"], fr["V16"].len() as u32, &opts);
-    let Some(rdmascope_wire::mad::CmMessage::Rep(r)) = f.mad.and_then(|m| m.cm) else {
+    let Some(rdmascope_wire::mad::CmMessage::Rep(r)) = f.mad().and_then(|m| m.cm) else {
         panic!("V16 is not a REP")
     };
     assert_eq!((r.local_qpn, r.starting_psn), (0xd7, 0x123456));

@@ -158,7 +158,7 @@ fn rdma(o: &mut Vec<u8>, f: &Frame<'_>) -> Result {
     if let Some(v) = e.ieth {
         write!(o, " inv-rkey 0x{v:08x}")?;
     }
-    if let Some(md) = f.mad {
+    if let Some(md) = f.mad() {
         mad_summary(o, &md)?;
     } else if info.has_payload {
         o.push_str(" len ");
