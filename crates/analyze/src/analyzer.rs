@@ -777,12 +777,13 @@ impl Analyzer {
                 record(h, ts.saturating_sub(t));
             }
             let rf = &mut self.flows[r];
-            let since = ts.saturating_sub(100_000);
+            // The ten whole 10 µs buckets before the CNP's own.
+            let now = ts / 10_000;
             let bytes: u64 = rf
                 .recent
                 .iter()
-                .filter(|(t, _)| *t >= since)
-                .map(|(_, b)| u64::from(*b))
+                .filter(|(b, _)| *b < now && *b + 10 >= now)
+                .map(|(_, n)| *n)
                 .sum();
             rf.rate_before.0 += bytes * 8 * 10_000;
             rf.rate_before.1 += 1;
