@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::fxhash::FxHashMap as HashMap;
 
 use hdrhistogram::Histogram;
-use rdmascope_wire::bth::psn_diff;
-use rdmascope_wire::ext::{rnr_timer_us, AethKind};
+use rdmascope_wire::bth::{psn_diff, BthRepr};
+use rdmascope_wire::ext::{rnr_timer_us, Aeth, AethKind};
 use rdmascope_wire::frame::{Encap, Other};
 use rdmascope_wire::macctl::{quanta_to_ns, MacControl};
 use rdmascope_wire::mad::{self, CmMessage};
@@ -52,6 +52,77 @@ pub struct PacketMeta {
     pub orig_len: u32,
     /// The interface's `if_speed`, when the capture says it.
     pub if_speed: Option<u64>,
+}
+
+/// What the analysis needs of one decoded packet, owned, so decoding and analysis can run on
+/// different threads.
+#[derive(Debug, Clone, Default)]
+pub struct Event {
+    pub meta: PacketMeta,
+    pub truncated: bool,
+    pub macctl: Option<([u8; 6], MacControl)>,
+    /// TCP to or from port 18515 (perftest's out-of-band QP exchange).
+    pub perftest: bool,
+    /// ICMP "fragmentation needed" / ICMPv6 "packet too big".
+    pub frag_needed: bool,
+    /// An IP fragment of RoCEv2.
+    pub roce_fragment: bool,
+    pub bth: Option<BthRepr>,
+    pub nodes: Option<(Node, Node)>,
+    pub encap: Option<Encap>,
+    pub payload_len: u32,
+    pub eth_src: Option<[u8; 6]>,
+    pub icrc: Option<IcrcStatus>,
+    pub ecn: Option<u8>,
+    /// VLAN PCP, else DSCP / 8.
+    pub prio: u8,
+    pub udp_sport: Option<u16>,
+    pub aeth: Option<Aeth>,
+    pub dma_len: Option<u32>,
+    pub cm: Option<Box<CmMessage>>,
+}
+
+impl Event {
+    /// Extracts what the analysis needs from a decoded frame.
+    #[inline]
+    pub fn new(meta: PacketMeta, f: &Frame<'_>) -> Self {
+        let other = f.other;
+        Self {
+            meta,
+            truncated: f.truncated,
+            macctl: f
+                .macctl
+                .map(|m| (f.eth.map(|e| e.src).unwrap_or_default(), m)),
+            perftest: matches!(other, Some(Other::Tcp { src_port, dst_port, .. }) if src_port == 18515 || dst_port == 18515),
+            frag_needed: matches!(
+                other,
+                Some(Other::Icmp { ty: 3, code: 4 }) | Some(Other::Icmpv6 { ty: 2, .. })
+            ),
+            roce_fragment: f.ipv4.is_some_and(|ip| {
+                ip.is_fragment() && ip.protocol == 17 && f.udp.is_none_or(|u| u.dst_port == 4791)
+            }),
+            bth: f.bth,
+            nodes: if f.bth.is_some() {
+                Analyzer::nodes(f)
+            } else {
+                None
+            },
+            encap: f.encap,
+            payload_len: f.payload_len as u32,
+            eth_src: f.eth.map(|e| e.src),
+            icrc: f.icrc,
+            ecn: f.ecn(),
+            prio: f.pcp().unwrap_or(f.dscp().unwrap_or(0) >> 3),
+            udp_sport: f.udp.map(|u| u.src_port),
+            aeth: f.ext.aeth,
+            dma_len: f.ext.reth.map(|r| r.dma_len),
+            cm: if f.is_mad {
+                f.mad().and_then(|m| m.cm).map(Box::new)
+            } else {
+                None
+            },
+        }
+    }
 }
 
 fn hist() -> Box<Histogram<u64>> {
@@ -370,7 +441,7 @@ impl Analyzer {
         i
     }
 
-    fn nodes(f: &Frame<'_>) -> Option<(Node, Node)> {
+    pub(crate) fn nodes(f: &Frame<'_>) -> Option<(Node, Node)> {
         if let Some(ip) = f.ipv4 {
             return Some((Node::V4(ip.src), Node::V4(ip.dst)));
         }
@@ -390,6 +461,12 @@ impl Analyzer {
 
     /// Feeds one decoded packet.
     pub fn packet(&mut self, m: &PacketMeta, f: &Frame<'_>) {
+        self.event(&Event::new(*m, f));
+    }
+
+    /// Feeds one packet's [`Event`].
+    pub fn event(&mut self, e: &Event) {
+        let m = &e.meta;
         let c = &mut self.capture;
         if c.packets == 0 {
             c.first_ts_ns = m.ts_ns;
@@ -400,61 +477,51 @@ impl Analyzer {
         if self.link_bps.is_none() {
             self.link_bps = m.if_speed;
         }
-        if f.truncated {
+        if e.truncated {
             self.truncated_frames.0 += 1;
             sample(&mut self.truncated_frames.1, m.number);
         }
-        if let Some(mc) = f.macctl {
-            let src = f.eth.map(|e| e.src).unwrap_or_default();
+        if let Some((src, mc)) = e.macctl {
             self.pfc_frame(m, src, mc);
             return;
         }
-        match f.other {
-            Some(Other::Tcp {
-                src_port, dst_port, ..
-            }) if src_port == 18515 || dst_port == 18515 => self.perftest = true,
-            Some(Other::Icmp { ty: 3, code: 4 }) | Some(Other::Icmpv6 { ty: 2, .. }) => {
-                self.frag_needed.0 += 1;
-                sample(&mut self.frag_needed.1, m.number);
-            }
-            _ => {}
+        self.perftest |= e.perftest;
+        if e.frag_needed {
+            self.frag_needed.0 += 1;
+            sample(&mut self.frag_needed.1, m.number);
         }
-        if let Some(ip) = f.ipv4 {
-            if ip.is_fragment() && (f.udp.is_none_or(|u| u.dst_port == 4791) && ip.protocol == 17) {
-                self.fragments.0 += 1;
-                sample(&mut self.fragments.1, m.number);
-            }
+        if e.roce_fragment {
+            self.fragments.0 += 1;
+            sample(&mut self.fragments.1, m.number);
         }
-        let Some(bth) = f.bth else { return };
-        let Some((src, dst)) = Self::nodes(f) else {
-            return;
-        };
+        let Some(bth) = e.bth else { return };
+        let Some((src, dst)) = e.nodes else { return };
         self.capture.rdma_packets += 1;
         let info = OpInfo::of(bth.opcode);
         let fi = self.flow((src, dst, bth.destqp), m.ts_ns);
-        let v2 = f.encap == Some(Encap::RoceV2);
+        let v2 = e.encap == Some(Encap::RoceV2);
         {
             let fl = &mut self.flows[fi];
             fl.last_ts = m.ts_ns;
-            fl.encap = f.encap;
+            fl.encap = e.encap;
             if fl.transport.is_none() {
                 fl.transport = Some(info.transport);
             }
             fl.packets += 1;
             fl.bytes += u64::from(m.orig_len);
-            fl.payload_bytes += f.payload_len as u64;
-            fl.max_payload = fl.max_payload.max(f.payload_len as u32);
+            fl.payload_bytes += u64::from(e.payload_len);
+            fl.max_payload = fl.max_payload.max(e.payload_len);
             match fl.opcodes.iter_mut().find(|(o, _)| *o == bth.opcode) {
                 Some((_, n)) => *n += 1,
                 None => fl.opcodes.push((bth.opcode, 1)),
             }
-            if let Some(e) = f.eth {
-                if fl.last_mac.is_some_and(|l| l != e.src) {
+            if let Some(src) = e.eth_src {
+                if fl.last_mac.is_some_and(|l| l != src) {
                     fl.mac_changes += 1;
                 }
-                fl.last_mac = Some(e.src);
+                fl.last_mac = Some(src);
             }
-            match f.icrc {
+            match e.icrc {
                 Some(IcrcStatus::Ok) => fl.icrc[0] += 1,
                 Some(IcrcStatus::Bad) => {
                     fl.icrc[1] += 1;
@@ -465,43 +532,42 @@ impl Analyzer {
                 None => {}
             }
             if v2 && info.op != Operation::Cnp {
-                let ecn = f.ecn().unwrap_or(0);
+                let ecn = e.ecn.unwrap_or(0);
                 fl.ecn[ecn as usize] += 1;
                 if ecn == 0 {
                     sample(&mut fl.f_not_ect, m.number);
                 }
                 if bth.destqp > 1 {
-                    let prio = f.pcp().unwrap_or(f.dscp().unwrap_or(0) >> 3);
-                    fl.prio_mask |= 1 << prio;
+                    fl.prio_mask |= 1 << (e.prio & 7);
                 }
             }
         }
         match info.op {
             Operation::Cnp => self.cnp(m, fi),
-            Operation::Acknowledge | Operation::AtomicAcknowledge => self.ack(m, fi, f),
-            op if op.is_response() => self.read_response(m, fi, f, op),
+            Operation::Acknowledge | Operation::AtomicAcknowledge => self.ack(m, fi, e),
+            op if op.is_response() => self.read_response(m, fi, e, op),
             _ if info.transport == Transport::Ud => {
                 let fl = &mut self.flows[fi];
-                fl.close_message(f.payload_len as u64, info.op);
-                fl.unique_payload += f.payload_len as u64;
-                if let Some(cm) = f.mad().and_then(|x| x.cm) {
-                    self.cm_message(m, src, dst, cm);
+                fl.close_message(u64::from(e.payload_len), info.op);
+                fl.unique_payload += u64::from(e.payload_len);
+                if let Some(cm) = e.cm.as_deref() {
+                    self.cm_message(m, src, dst, *cm);
                 }
             }
-            _ if info.known => self.request(m, fi, f, info, v2),
+            _ if info.known => self.request(m, fi, e, info, v2),
             _ => {}
         }
     }
 
-    fn request(&mut self, m: &PacketMeta, fi: usize, f: &Frame<'_>, info: &OpInfo, v2: bool) {
-        let bth = f.bth.expect("request has a BTH");
+    fn request(&mut self, m: &PacketMeta, fi: usize, e: &Event, info: &OpInfo, v2: bool) {
+        let bth = e.bth.expect("request has a BTH");
         let ts = m.ts_ns;
         let is_read = info.op == Operation::ReadRequest;
-        let ce = f.ecn() == Some(3) && v2;
+        let ce = e.ecn == Some(3) && v2;
         let fl = &mut self.flows[fi];
         fl.is_request_flow = true;
         if v2 && bth.destqp > 1 && fl.sport.is_none() {
-            fl.sport = f.udp.map(|u| u.src_port);
+            fl.sport = e.udp_sport;
         }
         fl.first_psn.get_or_insert(bth.psn);
         let tracker = fl.psn.get_or_insert_with(Tracker::default);
@@ -516,14 +582,14 @@ impl Analyzer {
                 }
                 fl.in_retx = false;
                 fl.prev_read = is_read;
-                fl.unique_payload += f.payload_len as u64;
+                fl.unique_payload += u64::from(e.payload_len);
             }
             Class::Retransmitted | Class::GapFilled => {
                 if class == Class::Retransmitted {
                     fl.retx += 1;
                 } else {
                     fl.gap_filled += 1;
-                    fl.unique_payload += f.payload_len as u64;
+                    fl.unique_payload += u64::from(e.payload_len);
                 }
                 sample(&mut fl.f_retx, m.number);
                 if !fl.in_retx {
@@ -548,14 +614,14 @@ impl Analyzer {
         }
         // Messages: FIRST/MIDDLE/LAST reassembly (first copies only).
         if class != Class::Retransmitted {
-            let p = f.payload_len as u64;
+            let p = u64::from(e.payload_len);
             match info.op.position() {
                 Position::First => {
-                    fl.max_fm_payload = fl.max_fm_payload.max(f.payload_len as u32);
+                    fl.max_fm_payload = fl.max_fm_payload.max(e.payload_len);
                     fl.open_message(p, info.op);
                 }
                 Position::Middle => {
-                    fl.max_fm_payload = fl.max_fm_payload.max(f.payload_len as u32);
+                    fl.max_fm_payload = fl.max_fm_payload.max(e.payload_len);
                     if let Some((b, op)) = fl.msg_open {
                         fl.msg_open = Some((b + p, op));
                     }
@@ -567,7 +633,7 @@ impl Analyzer {
                 }
                 Position::Only => {
                     let size = if is_read {
-                        u64::from(f.ext.reth.map_or(0, |r| r.dma_len))
+                        u64::from(e.dma_len.unwrap_or(0))
                     } else {
                         p
                     };
@@ -658,9 +724,9 @@ impl Analyzer {
         Some(c)
     }
 
-    fn ack(&mut self, m: &PacketMeta, fi: usize, f: &Frame<'_>) {
-        let bth = f.bth.expect("ack has a BTH");
-        let Some(aeth) = f.ext.aeth else { return };
+    fn ack(&mut self, m: &PacketMeta, fi: usize, e: &Event) {
+        let bth = e.bth.expect("ack has a BTH");
+        let Some(aeth) = e.aeth else { return };
         let ts = m.ts_ns;
         let req = self.requester_of(fi, Some(bth.psn));
         match aeth.kind() {
@@ -720,16 +786,16 @@ impl Analyzer {
         }
     }
 
-    fn read_response(&mut self, m: &PacketMeta, fi: usize, f: &Frame<'_>, op: Operation) {
-        let bth = f.bth.expect("response has a BTH");
+    fn read_response(&mut self, m: &PacketMeta, fi: usize, e: &Event, op: Operation) {
+        let bth = e.bth.expect("response has a BTH");
         let req = self.requester_of(fi, Some(bth.psn));
         let fl = &mut self.flows[fi];
         if matches!(op.position(), Position::First | Position::Middle) {
-            fl.max_fm_payload = fl.max_fm_payload.max(f.payload_len as u32);
+            fl.max_fm_payload = fl.max_fm_payload.max(e.payload_len);
         }
         let Some(r) = req else { return };
         let rf = &mut self.flows[r];
-        rf.msgs.read_bytes_returned += f.payload_len as u64;
+        rf.msgs.read_bytes_returned += u64::from(e.payload_len);
         if matches!(op.position(), Position::Last | Position::Only) {
             while let Some(&(p, t)) = rf.reads.front() {
                 if psn_diff(p, bth.psn) <= 0 {

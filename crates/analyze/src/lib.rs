@@ -10,6 +10,6 @@ mod fxhash;
 pub mod psn;
 pub mod report;
 
-pub use analyzer::{Analyzer, Config, Node, PacketMeta};
+pub use analyzer::{Analyzer, Config, Event, Node, PacketMeta};
 pub use findings::application;
 pub use report::Report;

@@ -5,7 +5,7 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use rdmascope_analyze::report::{Finding, Report, Severity};
-use rdmascope_analyze::{Analyzer, Config, PacketMeta};
+use rdmascope_analyze::{Analyzer, Config, Event, PacketMeta};
 use rdmascope_capture::CaptureReader;
 use rdmascope_wire::Frame;
 
@@ -33,7 +33,11 @@ pub struct AnalyzeArgs {
     pub no_crc: bool,
 }
 
-/// Runs the analysis over `files`.
+/// Packets per batch handed from the decoding thread to the analysing one.
+const BATCH: usize = 4096;
+
+/// Runs the analysis over `files`: one thread reads and decodes, the other analyses, so both
+/// cores work (decode and analysis each take about half the time).
 pub fn analyze_files(
     files: &[String],
     link: Option<u64>,
@@ -45,27 +49,55 @@ pub fn analyze_files(
         link_bps: link,
         files: files.to_vec(),
     });
-    let mut number = 0u64;
-    for path in files {
-        let mut r = CaptureReader::open(path)?;
-        loop {
-            let rec = match r.next() {
-                Ok(Some(rec)) => rec,
-                Ok(None) => break,
-                Err(e) => {
-                    return Err(e).context(format!("analysis stopped after {number} packets"))
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Event>>(8);
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<Event>>();
+    let paths = files.to_vec();
+    let decoder = std::thread::spawn(move || -> Result<()> {
+        let mut number = 0u64;
+        let mut batch = Vec::with_capacity(BATCH);
+        for path in &paths {
+            let mut r = CaptureReader::open(path)?;
+            loop {
+                let rec = match r.next() {
+                    Ok(Some(rec)) => rec,
+                    Ok(None) => break,
+                    Err(e) => {
+                        let _ = tx.send(batch);
+                        return Err(e).context(format!("analysis stopped after {number} packets"));
+                    }
+                };
+                number += 1;
+                let frame = Frame::decode(rec.linktype, rec.data, rec.orig_len, &opts);
+                let meta = PacketMeta {
+                    number,
+                    ts_ns: rec.ts_ns,
+                    orig_len: rec.orig_len,
+                    if_speed: rec.if_speed,
+                };
+                batch.push(Event::new(meta, &frame));
+                if batch.len() == BATCH {
+                    let next = back_rx
+                        .try_recv()
+                        .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                    if tx.send(std::mem::replace(&mut batch, next)).is_err() {
+                        return Ok(());
+                    }
                 }
-            };
-            number += 1;
-            let frame = Frame::decode(rec.linktype, rec.data, rec.orig_len, &opts);
-            let meta = PacketMeta {
-                number,
-                ts_ns: rec.ts_ns,
-                orig_len: rec.orig_len,
-                if_speed: rec.if_speed,
-            };
-            an.packet(&meta, &frame);
+            }
         }
+        let _ = tx.send(batch);
+        Ok(())
+    });
+    for mut batch in rx {
+        for e in &batch {
+            an.event(e);
+        }
+        batch.clear();
+        let _ = back_tx.send(batch);
+    }
+    match decoder.join() {
+        Ok(r) => r?,
+        Err(_) => anyhow::bail!("the decoding thread panicked"),
     }
     Ok(an.finish())
 }
