@@ -41,7 +41,10 @@ fn tmp(name: &str) -> std::path::PathBuf {
 
 /// Writes the vector frames as a pcap; the last one is written again cut to 40 bytes.
 fn vectors_pcap() -> std::path::PathBuf {
-    let p = tmp("vectors.pcap");
+    // Tests run in parallel: each call writes its own file.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let p = tmp(&format!("vectors-{n}.pcap"));
     let mut w = PcapWriter::new(std::fs::File::create(&p).unwrap(), 1, 65535).unwrap();
     for (i, h) in FRAMES.iter().enumerate() {
         let d = unhex(h);
