@@ -125,25 +125,56 @@ impl Event {
     }
 }
 
-fn hist() -> Box<Histogram<u64>> {
-    Box::new(Histogram::new_with_bounds(1, 3_600_000_000_000, 2).expect("valid histogram bounds"))
+/// Latencies above this (100 s) are recorded as this.
+const MAX_LATENCY_NS: u64 = 100_000_000_000;
+
+/// A latency histogram: 2 significant digits from 1 ns to 100 s, 32-bit counts (about 18 KB),
+/// or, once its flow's connection is closed, just the summary.
+#[derive(Debug, Default)]
+enum Lat {
+    #[default]
+    Empty,
+    Live(Box<Histogram<u32>>),
+    Done(Latency),
 }
 
-fn record(h: &mut Option<Box<Histogram<u64>>>, v: u64) {
-    let h = h.get_or_insert_with(hist);
-    let _ = h.record(v.clamp(1, 3_600_000_000_000));
-}
-
-fn latency(h: &Option<Box<Histogram<u64>>>) -> Latency {
-    match h {
-        Some(h) if !h.is_empty() => Latency {
-            count: h.len(),
-            p50: h.value_at_quantile(0.5),
-            p99: h.value_at_quantile(0.99),
-            max: h.max(),
-        },
-        _ => Latency::default(),
+impl Lat {
+    fn record(&mut self, v: u64) {
+        if let Self::Empty = self {
+            *self = Self::Live(Box::new(
+                Histogram::new_with_bounds(1, MAX_LATENCY_NS, 2).expect("valid histogram bounds"),
+            ));
+        }
+        if let Self::Live(h) = self {
+            h.saturating_record(v.clamp(1, MAX_LATENCY_NS));
+        }
     }
+    fn summary(&self) -> Latency {
+        match self {
+            Self::Live(h) if !h.is_empty() => Latency {
+                count: h.len(),
+                p50: h.value_at_quantile(0.5),
+                p99: h.value_at_quantile(0.99),
+                max: h.max(),
+            },
+            Self::Done(l) => *l,
+            _ => Latency::default(),
+        }
+    }
+    /// Keeps only the summary, freeing the histogram.
+    fn seal(&mut self) {
+        if let Self::Live(_) = self {
+            *self = Self::Done(self.summary());
+        }
+    }
+}
+
+fn record(h: &mut Lat, v: u64) {
+    h.record(v);
+}
+
+fn latency(h: &Lat) -> Latency {
+    h.summary()
 }
 
 /// Frame numbers kept per kind of event, for findings to cite.
@@ -202,12 +233,12 @@ pub(crate) struct FlowState {
     pub peer: Option<usize>,
     ackreq: VecDeque<(u32, u64)>,
     reads: VecDeque<(u32, u64)>,
-    ack_lat: Option<Box<Histogram<u64>>>,
-    read_lat: Option<Box<Histogram<u64>>>,
-    gap_to_nak: Option<Box<Histogram<u64>>>,
-    nak_to_retx: Option<Box<Histogram<u64>>>,
-    ce_to_cnp: Option<Box<Histogram<u64>>>,
-    cnp_interval: Option<Box<Histogram<u64>>>,
+    ack_lat: Lat,
+    read_lat: Lat,
+    gap_to_nak: Lat,
+    nak_to_retx: Lat,
+    ce_to_cnp: Lat,
+    cnp_interval: Lat,
     gap_open: Option<u64>,
     nak_ts: Option<u64>,
     prev_read: bool,
@@ -271,12 +302,12 @@ impl FlowState {
             peer: None,
             ackreq: VecDeque::new(),
             reads: VecDeque::new(),
-            ack_lat: None,
-            read_lat: None,
-            gap_to_nak: None,
-            nak_to_retx: None,
-            ce_to_cnp: None,
-            cnp_interval: None,
+            ack_lat: Lat::Empty,
+            read_lat: Lat::Empty,
+            gap_to_nak: Lat::Empty,
+            nak_to_retx: Lat::Empty,
+            ce_to_cnp: Lat::Empty,
+            cnp_interval: Lat::Empty,
             gap_open: None,
             nak_ts: None,
             prev_read: false,
@@ -296,6 +327,25 @@ impl FlowState {
             f_bad: Vec::new(),
             f_err: Vec::new(),
             f_none: Vec::new(),
+        }
+    }
+
+    /// Frees what only live traffic needs (histograms, queues), keeping every summary.
+    fn seal(&mut self) {
+        for h in [
+            &mut self.ack_lat,
+            &mut self.read_lat,
+            &mut self.gap_to_nak,
+            &mut self.nak_to_retx,
+            &mut self.ce_to_cnp,
+            &mut self.cnp_interval,
+        ] {
+            h.seal();
+        }
+        self.ackreq = VecDeque::new();
+        self.reads = VecDeque::new();
+        if let Some(t) = &mut self.psn {
+            t.seal();
         }
     }
 
@@ -933,6 +983,14 @@ impl Analyzer {
             CmMessage::Dreq(r) => {
                 self.cm_state(src, r.local_comm_id, "disconnecting", m.number);
                 self.cm_state(dst, r.remote_comm_id, "disconnecting", m.number);
+                // DREQ names the QP being closed: its flows send no more (this works even
+                // when a short snaplen cut the REQ).
+                if let Some(&fi) = self.index.get(&(src, dst, r.remote_qpn)) {
+                    if let Some(p) = self.flows[fi].peer {
+                        self.flows[p].seal();
+                    }
+                    self.flows[fi].seal();
+                }
             }
             CmMessage::Drep(r) => {
                 self.cm_state(src, r.local_comm_id, "closed", m.number);
@@ -945,6 +1003,21 @@ impl Analyzer {
     fn cm_state(&mut self, node: Node, comm: u32, state: &'static str, _frame: u64) {
         if let Some(&i) = self.cm_index.get(&(node, comm)) {
             self.cm[i].state = state;
+            if state == "closed" {
+                self.seal_connection(i);
+            }
+        }
+    }
+
+    /// A connection CM closed sends no more: keep only the summaries of its flows' state, so
+    /// memory follows the live connections, not the length of the capture.
+    fn seal_connection(&mut self, i: usize) {
+        let c = &self.cm[i];
+        let Some(qb) = c.qpn_b else { return };
+        for key in [(c.a, c.b, qb), (c.b, c.a, c.qpn_a)] {
+            if let Some(&fi) = self.index.get(&key) {
+                self.flows[fi].seal();
+            }
         }
     }
 

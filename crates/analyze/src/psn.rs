@@ -32,6 +32,8 @@ pub struct Tracker {
     missing_out: u64,
     /// True while the slide-out scan is inside a READ's consumed range.
     shadow: bool,
+    /// The window was freed by `seal`; `missing_out` holds the final count.
+    sealed: bool,
 }
 
 impl Tracker {
@@ -45,6 +47,10 @@ impl Tracker {
 
     /// Records a request PSN; `is_read` for RDMA READ requests.
     pub fn see(&mut self, psn: u32, is_read: bool) -> Class {
+        if self.sealed {
+            // Traffic after the connection closed: count it as new.
+            return Class::New;
+        }
         if !self.init {
             self.init = true;
             self.base = psn;
@@ -97,10 +103,25 @@ impl Tracker {
         }
     }
 
+    /// Counts the unseen PSNs now and frees the window (the flow has ended); later PSNs
+    /// start a new window.
+    pub fn seal(&mut self) {
+        if !self.init {
+            return;
+        }
+        self.missing_out = self.missing();
+        self.seen = VecDeque::new();
+        self.read = VecDeque::new();
+        self.sealed = true;
+    }
+
     /// PSNs between the first and the highest never seen (READ-consumed ones excepted).
     pub fn missing(&self) -> u64 {
         if !self.init {
             return 0;
+        }
+        if self.sealed {
+            return self.missing_out;
         }
         let end = psn_diff(self.highest, self.base) as usize;
         let mut n = self.missing_out;

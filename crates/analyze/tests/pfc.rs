@@ -6,7 +6,26 @@ use rdmascope_wire::{DecodeOptions, Frame};
 
 /// A PFC frame from `src` enabling `prio` with `quanta` (0 = XON).
 fn pfc(src: u8, prio: u8, quanta: u16) -> Vec<u8> {
-    let mut f = vec![0x01, 0x80, 0xc2, 0, 0, 0x01, 2, 0, 0, 0, 0, src, 0x88, 0x08, 0x01, 0x01, 0, 1 << prio];
+    let mut f = vec![
+        0x01,
+        0x80,
+        0xc2,
+        0,
+        0,
+        0x01,
+        2,
+        0,
+        0,
+        0,
+        0,
+        src,
+        0x88,
+        0x08,
+        0x01,
+        0x01,
+        0,
+        1 << prio,
+    ];
     for p in 0..8 {
         let q = if p == prio { quanta } else { 0 };
         f.extend_from_slice(&q.to_be_bytes());
@@ -16,17 +35,30 @@ fn pfc(src: u8, prio: u8, quanta: u16) -> Vec<u8> {
 }
 
 fn pause(src: u8, quanta: u16) -> Vec<u8> {
-    let mut f = vec![0x01, 0x80, 0xc2, 0, 0, 0x01, 2, 0, 0, 0, 0, src, 0x88, 0x08, 0x00, 0x01];
+    let mut f = vec![
+        0x01, 0x80, 0xc2, 0, 0, 0x01, 2, 0, 0, 0, 0, src, 0x88, 0x08, 0x00, 0x01,
+    ];
     f.extend_from_slice(&quanta.to_be_bytes());
     f.resize(60, 0);
     f
 }
 
 fn run(frames: &[(u64, Vec<u8>)], link: u64) -> rdmascope_analyze::Report {
-    let mut a = Analyzer::new(Config { link_bps: Some(link), files: vec![] });
+    let mut a = Analyzer::new(Config {
+        link_bps: Some(link),
+        files: vec![],
+    });
     for (i, (ts, d)) in frames.iter().enumerate() {
         let f = Frame::decode(1, d, d.len() as u32, &DecodeOptions::default());
-        a.packet(&PacketMeta { number: i as u64 + 1, ts_ns: *ts, orig_len: d.len() as u32, if_speed: None }, &f);
+        a.packet(
+            &PacketMeta {
+                number: i as u64 + 1,
+                ts_ns: *ts,
+                orig_len: d.len() as u32,
+                if_speed: None,
+            },
+            &f,
+        );
     }
     a.finish()
 }
@@ -35,7 +67,14 @@ const FULL_100G: u64 = 335_540; // 65535 quanta × 512 bits at 100 Gb/s, rounded
 
 #[test]
 fn xoff_refresh_xon_is_one_episode() {
-    let r = run(&[(1_000, pfc(1, 3, 0xffff)), (101_000, pfc(1, 3, 0xffff)), (251_000, pfc(1, 3, 0))], 100_000_000_000);
+    let r = run(
+        &[
+            (1_000, pfc(1, 3, 0xffff)),
+            (101_000, pfc(1, 3, 0xffff)),
+            (251_000, pfc(1, 3, 0)),
+        ],
+        100_000_000_000,
+    );
     assert_eq!(r.pfc.frames, 3);
     assert_eq!((r.pfc.xoff_frames, r.pfc.xon_frames), (2, 1));
     assert_eq!(r.pfc.pause_episodes, 1);
@@ -46,7 +85,10 @@ fn xoff_refresh_xon_is_one_episode() {
 #[test]
 fn an_unrefreshed_pause_expires() {
     // 1000 quanta at 100G = 5.12 µs; the next XOFF comes long after: two episodes.
-    let r = run(&[(0, pfc(1, 3, 1000)), (1_000_000, pfc(1, 3, 1000))], 100_000_000_000);
+    let r = run(
+        &[(0, pfc(1, 3, 1000)), (1_000_000, pfc(1, 3, 1000))],
+        100_000_000_000,
+    );
     assert_eq!(r.pfc.pause_episodes, 2);
     assert_eq!(r.pfc.pause_ns_total, 2 * 5_120);
 }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Benchmarks `gen` and `analyze` (issues #3 and #4), all peers measured in the same run:
+#  - gen --scenario mixed --packets 2000000 --snaplen 128 (time);
+#  - analyze of that capture vs `tshark -q -z conv,udp` and `cat FILE > /dev/null`;
+#  - analyze of a ~1 GB full-payload capture (ICRC verified) in GB/s;
+#  - peak RSS for 2M and 4M packets (memory must grow with flows, not packets).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mkdir -p bench/out
+cargo build --release --quiet
+bin=target/release/rdmascope
+t() { local s e; s=$(date +%s.%N); "$@" > /dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc -l; }
+rss() { /usr/bin/time -f %M "$@" 2>&1 > /dev/null | tail -1; }
+
+m2=bench/out/mixed-2m-s128.pcap
+m4=bench/out/mixed-4m-s128.pcap
+big=bench/out/clean-1g.pcap
+i2=bench/out/incast-2m-s128.pcap
+i4=bench/out/incast-4m-s128.pcap
+gen_s=$(t $bin gen --scenario mixed --packets 2000000 --snaplen 128 -o $m2)
+[ -f $m4 ] || $bin gen --scenario mixed --packets 4000000 --snaplen 128 -o $m4 2>/dev/null
+[ -f $i2 ] || $bin gen --scenario incast --packets 2000000 --snaplen 128 -o $i2 2>/dev/null
+[ -f $i4 ] || $bin gen --scenario incast --packets 4000000 --snaplen 128 -o $i4 2>/dev/null
+[ -f $big ] || $bin gen --scenario clean --packets 1150000 -o $big 2>/dev/null
+cat $m2 $m4 $big > /dev/null
+
+cat_s=$(t cat $m2)
+an_s=$(t $bin analyze --json $m2)
+ts_s=$(t tshark -n -q -r $m2 -z conv,udp)
+big_bytes=$(stat -c %s $big)
+big_s=$(t $bin analyze --json $big)
+rss2=$(rss $bin analyze --json $m2)
+rss4=$(rss $bin analyze --json $m4)
+rssi2=$(rss $bin analyze --json $i2)
+rssi4=$(rss $bin analyze --json $i4)
+
+printf 'gen mixed 2,000,000 packets, snaplen 128:   %.2f s\n' "$gen_s"
+printf 'analyze 2,000,000 packets:                  %.3f s = %.1f Mpps\n' "$an_s" "$(echo "2 / $an_s" | bc -l)"
+printf 'tshark -q -z conv,udp, same file:           %.2f s = %.2f Mpps\n' "$ts_s" "$(echo "2 / $ts_s" | bc -l)"
+printf 'cat FILE > /dev/null, same file:            %.3f s\n' "$cat_s"
+printf 'ratio analyze / tshark conv:                %.1fx\n' "$(echo "$ts_s / $an_s" | bc -l)"
+printf 'analyze speed as a fraction of cat:         %.2f\n' "$(echo "$cat_s / $an_s" | bc -l)"
+printf 'analyze %s bytes full payload + ICRC:   %.3f s = %.2f GB/s\n' "$big_bytes" "$big_s" "$(echo "$big_bytes / $big_s / 1000000000" | bc -l)"
+printf 'peak RSS, mixed (new connections keep opening): 2M packets %d KB, 4M packets %d KB (+%.1f%%)\n' "$rss2" "$rss4" "$(echo "($rss4 - $rss2) * 100 / $rss2" | bc -l)"
+printf 'peak RSS, fixed flows (incast): 2M packets %d KB, 4M packets %d KB (+%.1f%%)\n' "$rssi2" "$rssi4" "$(echo "($rssi4 - $rssi2) * 100 / $rssi2" | bc -l)"
