@@ -391,3 +391,95 @@ fn every_field_name_is_documented() {
     }
     assert!(n > 200, "found only {n} keys");
 }
+
+fn single_frame_pcap(name: &str, linktype: u32, data: &[u8]) -> std::path::PathBuf {
+    let p = tmp(name);
+    let mut w = PcapWriter::new(std::fs::File::create(&p).unwrap(), linktype, 65535).unwrap();
+    w.write(0, data.len() as u32, data).unwrap();
+    w.flush().unwrap();
+    p
+}
+
+fn json_of(p: &std::path::Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["show", "--json"];
+    args.extend_from_slice(extra);
+    args.push(p.to_str().unwrap());
+    let (out, err, ok) = run(&args);
+    assert!(ok, "{err}");
+    serde_json::from_str(out.lines().next().unwrap()).unwrap()
+}
+
+#[test]
+fn pcapng_simple_packet_blocks() {
+    let mut buf = Vec::new();
+    let mut w = PcapngWriter::new(&mut buf, None).unwrap();
+    w.add_interface(1, 0, None, None).unwrap();
+    drop(w);
+    let v3 = unhex(FRAMES[1]);
+    let pad = (4 - v3.len() % 4) % 4;
+    let len = (16 + v3.len() + pad) as u32;
+    buf.extend_from_slice(&3u32.to_le_bytes());
+    buf.extend_from_slice(&len.to_le_bytes());
+    buf.extend_from_slice(&(v3.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&v3);
+    buf.extend(std::iter::repeat_n(0u8, pad));
+    buf.extend_from_slice(&len.to_le_bytes());
+    let p = tmp("spb.pcapng");
+    std::fs::write(&p, &buf).unwrap();
+    let v = json_of(&p, &[]);
+    assert_eq!(v["bth.opcode"], 4);
+    assert_eq!(v["icrc.status"], "ok");
+}
+
+#[test]
+fn erf_ethernet_records() {
+    let v3 = unhex(FRAMES[1]);
+    let mut d = vec![0u8; 16];
+    d[8] = 2; // ERF type 2: Ethernet
+    d[10..12].copy_from_slice(&((18 + v3.len()) as u16).to_be_bytes());
+    d[14..16].copy_from_slice(&(v3.len() as u16).to_be_bytes());
+    d.extend_from_slice(&[0, 0]); // offset/pad
+    d.extend_from_slice(&v3);
+    let v = json_of(&single_frame_pcap("erf-eth.pcap", 197, &d), &[]);
+    assert_eq!(v["erf.types.type"], 2);
+    assert_eq!(v["bth.opcode"], 4);
+    assert_eq!(v["icrc.status"], "ok");
+}
+
+#[test]
+fn qinq_tags() {
+    let v3 = unhex(FRAMES[1]);
+    let mut d = v3[..12].to_vec();
+    d.extend_from_slice(&[0x88, 0xa8, 0x00, 0x0a, 0x81, 0x00, 0x60, 0x64]);
+    d.extend_from_slice(&v3[12..]);
+    let v = json_of(&single_frame_pcap("qinq.pcap", 1, &d), &[]);
+    assert_eq!(
+        (
+            v["vlan.id"].as_u64(),
+            v["vlan.inner.id"].as_u64(),
+            v["vlan.inner.priority"].as_u64()
+        ),
+        (Some(10), Some(100), Some(3))
+    );
+    assert_eq!(v["icrc.status"], "ok");
+}
+
+#[test]
+fn roce_port_option_and_raw_ipv6() {
+    // V3 sent to UDP port 5000: not RoCEv2 unless asked; its ICRC recomputed for the new port.
+    let mut d = unhex(FRAMES[1]);
+    d[36..38].copy_from_slice(&5000u16.to_be_bytes());
+    let icrc = rdmascope_wire::icrc::rocev2(&d[14..d.len() - 4], 20, false).unwrap();
+    let n = d.len();
+    d[n - 4..].copy_from_slice(&icrc.to_le_bytes());
+    let p = single_frame_pcap("port5000.pcap", 1, &d);
+    assert!(json_of(&p, &[]).get("bth.opcode").is_none());
+    let v = json_of(&p, &["--roce-port", "5000"]);
+    assert_eq!(v["bth.opcode"], 4);
+    assert_eq!(v["icrc.status"], "ok");
+    // V11 as LINKTYPE_IPV6 (229).
+    let v11 = unhex(FRAMES[6]);
+    let v = json_of(&single_frame_pcap("raw6.pcap", 229, &v11[14..]), &[]);
+    assert_eq!(v["ipv6.flow"], 0x12345);
+    assert_eq!(v["icrc.status"], "ok");
+}

@@ -370,3 +370,19 @@ fn bad_arguments_are_refused() {
         assert!(!o.stderr.is_empty());
     }
 }
+
+#[test]
+fn rnr_events_match_the_counters() {
+    let (_, t) = gen("rnr-events", &["--scenario", "rnr", "--packets", "5000"]);
+    let ev = t["events"]["rnr_naks"].as_array().unwrap();
+    assert_eq!(ev.len() as u64, t["totals"]["rnr_naks"].as_u64().unwrap());
+    assert!(!ev.is_empty());
+    assert_eq!(ev[0]["timer_us"], 1280); // timer code 14
+    let causes: Vec<&str> = t["events"]["retransmissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["cause"].as_str().unwrap())
+        .collect();
+    assert!(causes.iter().all(|c| *c == "rnr"), "{causes:?}");
+}

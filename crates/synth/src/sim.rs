@@ -714,7 +714,22 @@ impl<'s> Sim<'s> {
                         f.last_ack = Some(psn);
                     }
                 }
-                1 => f.counters.rnr_naks += 1,
+                1 => {
+                    f.counters.rnr_naks += 1;
+                    let flow = format!(
+                        "{}>{}/0x{:06x}",
+                        self.node_name(t.flow.0 as usize, fabric_of_tag(t.flow.2)),
+                        self.node_name(t.flow.1 as usize, fabric_of_tag(t.flow.2)),
+                        t.flow.3
+                    );
+                    let us = rdmascope_wire::ext::rnr_timer_us(syn & 0x1f);
+                    self.truth.events.rnr_naks.push(truth::RnrEv {
+                        flow,
+                        psn,
+                        timer_us: us,
+                        ts_ns: ts,
+                    });
+                }
                 3 => {
                     let n = &mut f.counters.naks;
                     match syn & 0x1f {

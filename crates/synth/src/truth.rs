@@ -173,6 +173,15 @@ pub struct RetxEv {
     pub ts_ns: u64,
 }
 
+/// An RNR NAK: the flow it travelled on (responder to requester), the PSN, the timer.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct RnrEv {
+    pub flow: String,
+    pub psn: u32,
+    pub timer_us: u32,
+    pub ts_ns: u64,
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct PfcEpisode {
     pub src_mac: String,
@@ -187,7 +196,7 @@ pub struct Events {
     pub drops: Vec<DropEv>,
     pub retransmissions: Vec<RetxEv>,
     pub naks: BTreeMap<String, u64>,
-    pub rnr_naks: Vec<(String, u32, u32)>,
+    pub rnr_naks: Vec<RnrEv>,
     pub cnps: u64,
     pub ce_marks: u64,
     pub pfc_episodes: Vec<PfcEpisode>,
