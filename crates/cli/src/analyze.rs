@@ -52,7 +52,7 @@ pub fn analyze_files(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Event>>(8);
     let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<Event>>();
     let paths = files.to_vec();
-    let decoder = std::thread::spawn(move || -> Result<()> {
+    let decoder = std::thread::Builder::new().name("decode".into()).spawn(move || -> Result<()> {
         let mut number = 0u64;
         let mut batch = Vec::with_capacity(BATCH);
         for path in &paths {
@@ -87,7 +87,7 @@ pub fn analyze_files(
         }
         let _ = tx.send(batch);
         Ok(())
-    });
+    })?;
     for mut batch in rx {
         for e in &batch {
             an.event(e);
