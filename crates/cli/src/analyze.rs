@@ -52,42 +52,46 @@ pub fn analyze_files(
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Event>>(8);
     let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<Event>>();
     let paths = files.to_vec();
-    let decoder = std::thread::Builder::new().name("decode".into()).spawn(move || -> Result<()> {
-        let mut number = 0u64;
-        let mut batch = Vec::with_capacity(BATCH);
-        for path in &paths {
-            let mut r = CaptureReader::open(path)?;
-            loop {
-                let rec = match r.next() {
-                    Ok(Some(rec)) => rec,
-                    Ok(None) => break,
-                    Err(e) => {
-                        let _ = tx.send(batch);
-                        return Err(e).context(format!("analysis stopped after {number} packets"));
-                    }
-                };
-                number += 1;
-                let frame = Frame::decode(rec.linktype, rec.data, rec.orig_len, &opts);
-                let meta = PacketMeta {
-                    number,
-                    ts_ns: rec.ts_ns,
-                    orig_len: rec.orig_len,
-                    if_speed: rec.if_speed,
-                };
-                batch.push(Event::new(meta, &frame));
-                if batch.len() == BATCH {
-                    let next = back_rx
-                        .try_recv()
-                        .unwrap_or_else(|_| Vec::with_capacity(BATCH));
-                    if tx.send(std::mem::replace(&mut batch, next)).is_err() {
-                        return Ok(());
+    let decoder =
+        std::thread::Builder::new()
+            .name("decode".into())
+            .spawn(move || -> Result<()> {
+                let mut number = 0u64;
+                let mut batch = Vec::with_capacity(BATCH);
+                for path in &paths {
+                    let mut r = CaptureReader::open(path)?;
+                    loop {
+                        let rec = match r.next() {
+                            Ok(Some(rec)) => rec,
+                            Ok(None) => break,
+                            Err(e) => {
+                                let _ = tx.send(batch);
+                                return Err(e)
+                                    .context(format!("analysis stopped after {number} packets"));
+                            }
+                        };
+                        number += 1;
+                        let frame = Frame::decode(rec.linktype, rec.data, rec.orig_len, &opts);
+                        let meta = PacketMeta {
+                            number,
+                            ts_ns: rec.ts_ns,
+                            orig_len: rec.orig_len,
+                            if_speed: rec.if_speed,
+                        };
+                        batch.push(Event::new(meta, &frame));
+                        if batch.len() == BATCH {
+                            let next = back_rx
+                                .try_recv()
+                                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+                            if tx.send(std::mem::replace(&mut batch, next)).is_err() {
+                                return Ok(());
+                            }
+                        }
                     }
                 }
-            }
-        }
-        let _ = tx.send(batch);
-        Ok(())
-    })?;
+                let _ = tx.send(batch);
+                Ok(())
+            })?;
     for mut batch in rx {
         for e in &batch {
             an.event(e);

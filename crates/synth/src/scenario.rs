@@ -327,7 +327,7 @@ fn incast(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
         c.sizes = vec![65536];
         c.ce_marking = true;
         c.cnp = true;
-        c.rate = 0.5;
+        c.rate = 0.2; // 8 × 20 Gb/s into one 100 Gb/s port: 1.6× oversubscribed
         c.window = 128;
         c.psn_a = sim.rng().below(1 << 24) as u32;
         c.start_ns = 200 * u64::from(i);
