@@ -5,7 +5,6 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rdmascope_wire::macctl::quanta_to_ns;
 use rdmascope_wire::mad;
-use rdmascope_wire::opcode::Transport;
 
 use crate::analyzer::{Analyzer, Node};
 use crate::report::{self, Connection, Counters, End, Finding, Report, Severity, Totals};
@@ -605,9 +604,4 @@ fn findings(
     }
     out.sort_by(|x, y| x.severity.cmp(&y.severity).then(x.code.cmp(&y.code)));
     out
-}
-
-#[allow(dead_code)]
-fn _transport_names() -> [&'static str; 2] {
-    [Transport::Rc.name(), Transport::Ud.name()]
 }

@@ -36,14 +36,10 @@ const COUNTERS: [&str; 14] = [
     "icrc",
 ];
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rdmascope"))
-}
+use common::bin;
 
 fn tmp() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("rdmascope-analyze-test-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::tmp_dir("analyze-test")
 }
 
 fn analyze(path: &std::path::Path, extra: &[&str]) -> Value {
@@ -388,4 +384,26 @@ fn real_captures() {
         assert_eq!(our_req, req_qpns, "{name}: CM REQ QPNs vs tshark");
         assert_eq!(our_rep, rep_qpns, "{name}: CM REP QPNs vs tshark");
     }
+}
+
+#[test]
+fn shipped_samples_are_small_and_match_their_truth() {
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples"));
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        assert!(
+            std::fs::metadata(&p).unwrap().len() < 1 << 20,
+            "{name} is 1 MiB or more"
+        );
+        if name.ends_with(".truth.json") {
+            continue;
+        }
+        let truth = dir.join(format!("{}.truth.json", name.rsplit_once('.').unwrap().0));
+        let t: Value = serde_json::from_str(&std::fs::read_to_string(&truth).unwrap()).unwrap();
+        compare(&name, &t, &analyze(&p, &[]));
+        n += 1;
+    }
+    assert!(n >= 8);
 }

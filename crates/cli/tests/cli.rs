@@ -4,7 +4,6 @@
 mod common;
 
 use std::io::Write;
-use std::process::Command;
 
 use rdmascope_capture::{PcapWriter, PcapngWriter};
 
@@ -29,14 +28,10 @@ const FRAMES: &[&str] = &[
     "0180c2000001020000000001880800011000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
 ];
 
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rdmascope"))
-}
+use common::bin;
 
 fn tmp(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("rdmascope-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d.join(name)
+    common::tmp_dir("cli-test").join(name)
 }
 
 /// Writes the vector frames as a pcap; the last one is written again cut to 40 bytes.

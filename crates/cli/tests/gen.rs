@@ -22,9 +22,7 @@ const SCENARIOS: [&str; 8] = [
 ];
 
 fn dir() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("rdmascope-gen-test-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::tmp_dir("gen-test")
 }
 
 /// Runs `gen` and returns (capture path, truth).
@@ -37,7 +35,7 @@ fn gen(name: &str, args: &[&str]) -> (std::path::PathBuf, serde_json::Value) {
     };
     let out = d.join(format!("{name}.{ext}"));
     let truth = d.join(format!("{name}.json"));
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_rdmascope"));
+    let mut cmd = common::bin();
     cmd.arg("gen").args(args.iter().filter(|a| **a != "pcapng"));
     cmd.arg("-o").arg(&out).arg("--truth").arg(&truth);
     let o = cmd.output().unwrap();

@@ -445,40 +445,8 @@ impl<'s> Sim<'s> {
         let start = self.opts.start_ns + cfg.start_ns;
         let comm_a = self.rng.next_u64() as u32;
         let comm_b = self.rng.next_u64() as u32;
-        self.conns.push(Conn {
-            next_psn: cfg.psn_a,
-            msg_left: 0,
-            msg_kind: OpKind::Write,
-            msg_len: 0,
-            msg_off: 0,
-            msg_index: 0,
-            outstanding: Default::default(),
-            resend: None,
-            tx_pending: false,
-            blocked: false,
-            paused_until: 0,
-            timer_gen: 0,
-            timer_armed: false,
-            rate: cfg.rate,
-            target: cfg.rate,
-            alpha: 1.0,
-            last_rate_ns: 0,
-            new_pkts: 0,
-            drops: 0,
-            finished: false,
-            epsn: cfg.psn_a,
-            msn: 0,
-            nak_sent: false,
-            rnr_left: cfg.rnr_sends,
-            rnr_discard: false,
-            blackout_until: 0,
-            blackout_done: false,
-            last_cnp: 0,
-            ud_psn: self.rng.below(1 << 24) as u32,
-            comm_a,
-            comm_b,
-            cfg,
-        });
+        let ud_psn = self.rng.below(1 << 24) as u32;
+        self.conns.push(Conn::new(cfg, comm_a, comm_b, ud_psn));
         let c = &self.conns[id].cfg;
         let name = |n: usize, s: &Self| s.node_name(n, c.fabric);
         self.truth.connections.push(truth::ConnTruth {
@@ -1813,11 +1781,11 @@ pub fn mtu_code(mtu: u32) -> u8 {
 }
 
 impl Conn {
-    fn placeholder(cfg: ConnCfg) -> Self {
+    fn new(cfg: ConnCfg, comm_a: u32, comm_b: u32, ud_psn: u32) -> Self {
         Self {
-            next_psn: 0,
+            next_psn: cfg.psn_a,
             msg_left: 0,
-            msg_kind: OpKind::Send,
+            msg_kind: OpKind::Write,
             msg_len: 0,
             msg_off: 0,
             msg_index: 0,
@@ -1828,26 +1796,33 @@ impl Conn {
             paused_until: 0,
             timer_gen: 0,
             timer_armed: false,
-            rate: 1.0,
-            target: 1.0,
+            rate: cfg.rate,
+            target: cfg.rate,
             alpha: 1.0,
             last_rate_ns: 0,
             new_pkts: 0,
             drops: 0,
-            finished: true,
-            epsn: 0,
+            finished: false,
+            epsn: cfg.psn_a,
             msn: 0,
             nak_sent: false,
-            rnr_left: 0,
+            rnr_left: cfg.rnr_sends,
             rnr_discard: false,
             blackout_until: 0,
             blackout_done: false,
             last_cnp: 0,
-            ud_psn: 0,
-            comm_a: 0,
-            comm_b: 0,
+            ud_psn,
+            comm_a,
+            comm_b,
             cfg,
         }
+    }
+
+    /// A record that only carries addresses for framing (UD datagrams).
+    fn placeholder(cfg: ConnCfg) -> Self {
+        let mut c = Self::new(cfg, 0, 0, 0);
+        c.finished = true;
+        c
     }
 }
 

@@ -76,3 +76,15 @@ pub fn tshark() -> Option<&'static str> {
         None
     }
 }
+
+/// The `rdmascope` binary under test.
+pub fn bin() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_rdmascope"))
+}
+
+/// A temporary directory for one test file of this process.
+pub fn tmp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rdmascope-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
