@@ -250,6 +250,10 @@ pub(crate) struct FlowState {
     rate_before: (u64, u64),
     rate_after: (u64, u64),
     pub rnr_timers: Vec<u32>,
+    /// Wire bytes per timeline bucket.
+    pub tput: Vec<u64>,
+    /// Connection class (index into `CLASSES`).
+    pub class: u8,
     pub f_retx: Vec<u64>,
     pub f_nak: Vec<u64>,
     pub f_rnr: Vec<u64>,
@@ -318,6 +322,8 @@ impl FlowState {
             rate_before: (0, 0),
             rate_after: (0, 0),
             rnr_timers: Vec::new(),
+            tput: Vec::new(),
+            class: 0,
             f_retx: Vec::new(),
             f_nak: Vec::new(),
             f_rnr: Vec::new(),
@@ -427,6 +433,7 @@ pub struct Analyzer {
     pub(crate) cm: Vec<CmConn>,
     cm_index: HashMap<(Node, u32), usize>,
     cm_peer: HashMap<(Node, u32), (Node, u32)>,
+    cm_class: HashMap<(Node, u32), u8>,
     pub(crate) pfc: BTreeMap<([u8; 6], u8), PfcState>,
     pub(crate) pfc_frames: (u64, u64, u64),
     pub(crate) capture: report::Capture,
@@ -435,6 +442,56 @@ pub struct Analyzer {
     pub(crate) frag_needed: (u64, Vec<u64>),
     pub(crate) perftest: bool,
     pub(crate) truncated_frames: (u64, Vec<u64>),
+    pub(crate) tl: Timeline,
+    /// Closed PFC episodes (source MAC, priority, start, end), spread over the timeline at the end.
+    pub(crate) episodes: Vec<([u8; 6], u8, u64, u64)>,
+    /// ACK latency per connection class.
+    pub(crate) ack_class: BTreeMap<u8, Histogram<u32>>,
+}
+
+/// The largest number of timeline buckets; past it, buckets merge pairwise.
+pub(crate) const MAX_BUCKETS: usize = 512;
+
+/// Connection classes for the ACK latency distribution.
+pub(crate) const CLASSES: [&str; 6] = [
+    "no CM",
+    "NVMe-oF",
+    "iSER",
+    "SMB Direct",
+    "NFS/RDMA",
+    "other CM",
+];
+
+/// Event series of the timeline.
+pub(crate) const EV_RETX: usize = 0;
+pub(crate) const EV_NAK: usize = 1;
+pub(crate) const EV_RNR: usize = 2;
+pub(crate) const EV_CNP: usize = 3;
+pub(crate) const EV_CE: usize = 4;
+
+/// Bucketing state.
+#[derive(Debug, Default)]
+pub(crate) struct Timeline {
+    pub start: Option<u64>,
+    pub width: u64,
+    pub cur: usize,
+    pub len: usize,
+    pub events: [Vec<u64>; 5],
+}
+
+fn merge(v: &mut Vec<u64>) {
+    let n = v.len().div_ceil(2);
+    for i in 0..n {
+        v[i] = v[2 * i] + v.get(2 * i + 1).copied().unwrap_or(0);
+    }
+    v.truncate(n);
+}
+
+fn bump(v: &mut Vec<u64>, i: usize, by: u64) {
+    if v.len() <= i {
+        v.resize(i + 1, 0);
+    }
+    v[i] += by;
 }
 
 impl Analyzer {
@@ -452,6 +509,7 @@ impl Analyzer {
             cm: Vec::new(),
             cm_index: HashMap::default(),
             cm_peer: HashMap::default(),
+            cm_class: HashMap::default(),
             pfc: BTreeMap::new(),
             pfc_frames: (0, 0, 0),
             capture,
@@ -459,7 +517,38 @@ impl Analyzer {
             frag_needed: (0, Vec::new()),
             perftest: false,
             truncated_frames: (0, Vec::new()),
+            tl: Timeline::default(),
+            episodes: Vec::new(),
+            ack_class: BTreeMap::new(),
         }
+    }
+
+    /// Sets the current timeline bucket for `ts`, merging buckets pairwise when the capture
+    /// outgrows `MAX_BUCKETS`.
+    fn slot(&mut self, ts: u64) {
+        let start = *self.tl.start.get_or_insert(ts);
+        if self.tl.width == 0 {
+            self.tl.width = 1_000;
+        }
+        let mut i = (ts.saturating_sub(start) / self.tl.width) as usize;
+        while i >= MAX_BUCKETS {
+            self.tl.width *= 2;
+            self.tl.len = self.tl.len.div_ceil(2);
+            for v in self.tl.events.iter_mut() {
+                merge(v);
+            }
+            for f in self.flows.iter_mut() {
+                merge(&mut f.tput);
+            }
+            i = (ts.saturating_sub(start) / self.tl.width) as usize;
+        }
+        self.tl.cur = i;
+        self.tl.len = self.tl.len.max(i + 1);
+    }
+
+    fn count(&mut self, series: usize, by: u64) {
+        let i = self.tl.cur;
+        bump(&mut self.tl.events[series], i, by);
     }
 
     fn flow(&mut self, key: Key, ts: u64) -> usize {
@@ -516,6 +605,7 @@ impl Analyzer {
 
     /// Feeds one packet's [`Event`].
     pub fn event(&mut self, e: &Event) {
+        self.slot(e.meta.ts_ns);
         let m = &e.meta;
         let c = &mut self.capture;
         if c.packets == 0 {
@@ -559,6 +649,7 @@ impl Analyzer {
             }
             fl.packets += 1;
             fl.bytes += u64::from(m.orig_len);
+            bump(&mut fl.tput, self.tl.cur, u64::from(m.orig_len));
             fl.payload_bytes += u64::from(e.payload_len);
             fl.max_payload = fl.max_payload.max(e.payload_len);
             match fl.opcodes.iter_mut().find(|(o, _)| *o == bth.opcode) {
@@ -584,6 +675,9 @@ impl Analyzer {
             if v2 && info.op != Operation::Cnp {
                 let ecn = e.ecn.unwrap_or(0);
                 fl.ecn[ecn as usize] += 1;
+                if ecn == 3 {
+                    bump(&mut self.tl.events[EV_CE], self.tl.cur, 1);
+                }
                 if ecn == 0 {
                     sample(&mut fl.f_not_ect, m.number);
                 }
@@ -642,6 +736,7 @@ impl Analyzer {
                     fl.unique_payload += u64::from(e.payload_len);
                 }
                 sample(&mut fl.f_retx, m.number);
+                bump(&mut self.tl.events[EV_RETX], self.tl.cur, 1);
                 if !fl.in_retx {
                     fl.in_retx = true;
                     let has_peer = fl.peer.is_some();
@@ -745,7 +840,13 @@ impl Analyzer {
         let (src, dst, qp) = self.flows[fi].key;
         // CM: the responder's QP is the peer of the requester QP `qp` at `dst`.
         let cand = if let Some(&(node, peer_qp)) = self.cm_peer.get(&(dst, qp)) {
-            self.index.get(&(dst, node, peer_qp)).copied()
+            let class = self.cm_class.get(&(dst, qp)).copied().unwrap_or(0);
+            self.flows[fi].class = class;
+            let c = self.index.get(&(dst, node, peer_qp)).copied();
+            if let Some(c) = c {
+                self.flows[c].class = class;
+            }
+            c
         } else {
             let list = self.by_pair.get(&(dst, src))?;
             let mut best: Option<(i64, usize)> = None;
@@ -796,6 +897,11 @@ impl Analyzer {
                             first.get_or_insert(t);
                             rf.ackreq.pop_front();
                             record(&mut rf.ack_lat, ts.saturating_sub(t));
+                            let h = self.ack_class.entry(rf.class).or_insert_with(|| {
+                                Histogram::new_with_bounds(1, MAX_LATENCY_NS, 2)
+                                    .expect("valid histogram bounds")
+                            });
+                            h.saturating_record(ts.saturating_sub(t).clamp(1, MAX_LATENCY_NS));
                         } else {
                             break;
                         }
@@ -803,6 +909,7 @@ impl Analyzer {
                 }
             }
             AethKind::RnrNak { timer_code } => {
+                self.count(EV_RNR, 1);
                 let fl = &mut self.flows[fi];
                 fl.rnr += 1;
                 sample(&mut fl.f_rnr, m.number);
@@ -815,6 +922,7 @@ impl Analyzer {
                 }
             }
             AethKind::Nak { code } => {
+                self.count(EV_NAK, 1);
                 let fl = &mut self.flows[fi];
                 fl.naks[usize::from(code.min(4))] += 1;
                 sample(&mut fl.f_nak, m.number);
@@ -868,6 +976,7 @@ impl Analyzer {
     }
 
     fn cnp(&mut self, m: &PacketMeta, fi: usize) {
+        self.count(EV_CNP, 1);
         let ts = m.ts_ns;
         {
             let fl = &mut self.flows[fi];
@@ -943,6 +1052,12 @@ impl Analyzer {
                     c.reply_frame.get_or_insert(m.number);
                     self.cm_peer.insert((c.a, c.qpn_a), (c.b, r.local_qpn));
                     self.cm_peer.insert((c.b, r.local_qpn), (c.a, c.qpn_a));
+                    let class = match crate::findings::application(c.service_id) {
+                        Some(app) => CLASSES.iter().position(|x| *x == app).unwrap_or(5) as u8,
+                        None => 5,
+                    };
+                    self.cm_class.insert((c.a, c.qpn_a), class);
+                    self.cm_class.insert((c.b, r.local_qpn), class);
                 }
             }
             CmMessage::Rtu(r) => self.cm_state(src, r.local_comm_id, "established", m.number),
@@ -1048,6 +1163,7 @@ impl Analyzer {
             st.frames += 1;
             if st.end > 0 && ts >= st.end {
                 let e = st.end;
+                self.episodes.push((src, p, st.start, e));
                 close(st, e);
             }
             if q > 0 {
@@ -1059,6 +1175,7 @@ impl Analyzer {
                     st.end = st.end.max(end);
                 }
             } else if st.end > 0 {
+                self.episodes.push((src, p, st.start, ts));
                 close(st, ts);
             }
         }
@@ -1066,9 +1183,10 @@ impl Analyzer {
 
     /// Ends the pass and builds the report.
     pub fn finish(mut self) -> report::Report {
-        for st in self.pfc.values_mut() {
+        for (&(src, p), st) in self.pfc.iter_mut() {
             if st.end > 0 {
                 let e = st.end;
+                self.episodes.push((src, p, st.start, e));
                 close(st, e);
             }
         }

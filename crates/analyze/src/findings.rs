@@ -203,6 +203,7 @@ pub(crate) fn build(a: Analyzer) -> Report {
     let mut capture = a.capture.clone();
     capture.link_bps = link;
     let findings = findings(&a, &flows, &totals, &connections, &pfc, &capture);
+    let timeline = timeline(&a, &flows);
     Report {
         schema: "rdmascope.analyze.v1",
         capture,
@@ -211,6 +212,107 @@ pub(crate) fn build(a: Analyzer) -> Report {
         connections,
         pfc,
         findings,
+        timeline,
+    }
+}
+
+/// The busiest flows drawn one by one in the throughput chart.
+const TOP_SERIES: usize = 8;
+
+fn timeline(a: &Analyzer, flows: &[report::Flow]) -> report::Timeline {
+    use crate::analyzer::{CLASSES, MAX_BUCKETS};
+    let len = a.tl.len.min(MAX_BUCKETS);
+    let width = a.tl.width.max(1);
+    let start = a.tl.start.unwrap_or(0);
+    let pad = |v: &[u64]| {
+        let mut v = v.to_vec();
+        v.resize(len, 0);
+        v
+    };
+    let mut by_bytes: Vec<&crate::analyzer::FlowState> = a.flows.iter().collect();
+    by_bytes.sort_by_key(|f| std::cmp::Reverse(f.bytes));
+    let mut throughput: Vec<report::Series> = by_bytes
+        .iter()
+        .take(TOP_SERIES)
+        .filter(|f| f.bytes > 0)
+        .map(|f| report::Series {
+            name: format!("{} > {} qp 0x{:06x}", f.key.0, f.key.1, f.key.2),
+            values: pad(&f.tput),
+        })
+        .collect();
+    if by_bytes.len() > TOP_SERIES {
+        let mut rest = vec![0u64; len];
+        for f in &by_bytes[TOP_SERIES..] {
+            for (r, v) in rest.iter_mut().zip(&f.tput) {
+                *r += v;
+            }
+        }
+        throughput.push(report::Series {
+            name: format!("{} other flows", by_bytes.len() - TOP_SERIES),
+            values: rest,
+        });
+    }
+    let names = ["retransmitted", "NAKs", "RNR NAKs", "CNPs", "CE marks"];
+    let events = names
+        .iter()
+        .zip(&a.tl.events)
+        .map(|(n, v)| report::Series {
+            name: n.to_string(),
+            values: pad(v),
+        })
+        .collect();
+    let mut pfc: BTreeMap<([u8; 6], u8), Vec<u64>> = BTreeMap::new();
+    for &(m, p, s, e) in &a.episodes {
+        let v = pfc.entry((m, p)).or_insert_with(|| vec![0; len]);
+        let mut t = s;
+        while t < e && len > 0 {
+            let b = ((t.saturating_sub(start)) / width) as usize;
+            if b >= len {
+                break;
+            }
+            let until = e.min(start + (b as u64 + 1) * width);
+            v[b] += until - t;
+            t = until;
+        }
+    }
+    let pfc_pause_ns = pfc
+        .into_iter()
+        .map(|((m, p), values)| report::Series {
+            name: if p == 255 {
+                format!("{} PAUSE (all)", mac(m))
+            } else {
+                format!("{} priority {p}", mac(m))
+            },
+            values,
+        })
+        .collect();
+    let ack_latency_cdf = a
+        .ack_class
+        .iter()
+        .filter(|(_, h)| !h.is_empty())
+        .map(|(c, h)| report::Cdf {
+            name: CLASSES[usize::from(*c).min(CLASSES.len() - 1)].to_string(),
+            count: h.len(),
+            points: (0..=100)
+                .map(|q| (h.value_at_quantile(q as f64 / 100.0), q as f64 / 100.0))
+                .collect(),
+        })
+        .collect();
+    let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
+    for f in flows {
+        for (k, v) in &f.messages.size_histogram {
+            *sizes.entry(*k).or_default() += v;
+        }
+    }
+    report::Timeline {
+        start_ns: start,
+        bucket_ns: width,
+        buckets: len,
+        throughput_bytes: throughput,
+        events,
+        pfc_pause_ns,
+        ack_latency_cdf,
+        message_sizes: sizes.into_iter().collect(),
     }
 }
 
@@ -295,7 +397,7 @@ fn findings(
             Severity::Warning,
             "transport.rnr",
             format!("The receiver was not ready {} times (RNR NAK): a SEND arrived with no receive buffer posted", t.rnr_naks),
-            vec![format!("rnr_naks = {}", t.rnr_naks), format!("RNR timers (µs): {timers:?}")],
+            vec![format!("rnr_naks = {}", t.rnr_naks), format!("RNR timers (µs): {}", timers.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))],
             r.names(|f| f.counters.rnr_naks > 0),
             frames_of(&|f| &f.f_rnr),
             "The responder application does not keep enough receive WQEs posted. Post receives earlier and deeper (or use an SRQ), and make the sender wait less per retry with a smaller min_rnr_timer; rnr_retry 7 retries forever.",
@@ -429,7 +531,15 @@ fn findings(
             if frac > 0.01 { Severity::Warning } else { Severity::Info },
             "pfc.pause",
             format!("{} PFC/PAUSE episodes paused traffic for {} in total", pfc.pause_episodes, fmt_ns(pfc.pause_ns_total)),
-            pfc.by_port.iter().map(|p| format!("{} prio {}: {} frames, {} episodes, paused {} ({:.1}% of the capture)", p.src_mac, if p.priority == 255 { "all".into() } else { p.priority.to_string() }, p.frames, p.episodes, fmt_ns(p.pause_ns), 100.0 * p.pause_ns as f64 / span as f64)).collect(),
+            pfc.by_port
+                .iter()
+                .map(|p| {
+                    let prio = if p.priority == 255 { "all".into() } else { p.priority.to_string() };
+                    let pct = 100.0 * p.pause_ns as f64 / span as f64;
+                    let share = if pct > 100.0 { "longer than the capture".to_string() } else { format!("{pct:.1}% of the capture") };
+                    format!("{} prio {prio}: {} frames, {} episodes, paused {} ({share})", p.src_mac, p.frames, p.episodes, fmt_ns(p.pause_ns))
+                })
+                .collect(),
             vec![],
             a.pfc.values().map(|s| s.first_frame).take(10).collect(),
             "Pauses are how a lossless fabric absorbs bursts, but long or frequent ones mean a receiver or a congested switch port cannot keep up, and they spread congestion upstream (head-of-line blocking). Find the port that sends them and why its queue fills: incast, a slow receiver, or ECN thresholds above the PFC threshold.",
@@ -472,7 +582,11 @@ fn findings(
             push(
                 Severity::Critical,
                 "pfc.priority_mismatch",
-                format!("RDMA data uses priority {prios:?}, which PFC never pauses, while PFC acts on {paused:?}"),
+                format!(
+                    "RDMA data uses priority {}, which PFC never pauses, while PFC acts on priority {}",
+                    prios.iter().map(u8::to_string).collect::<Vec<_>>().join(", "),
+                    paused.iter().map(u8::to_string).collect::<Vec<_>>().join(", ")
+                ),
                 vec![format!("{} flows on unprotected priorities", unprotected.len())],
                 unprotected.iter().take(10).map(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)).collect(),
                 vec![],
@@ -497,7 +611,14 @@ fn findings(
             Severity::Warning,
             "mtu.mismatch",
             format!("{} connections use a path MTU that differs between the two ends (or from what CM agreed)", mismatched.len()),
-            mismatched.iter().take(5).map(|c| format!("{} qp 0x{:06x} <-> {} qp 0x{:06x}: CM {:?}, A→B {:?}, B→A {:?}", c.a.node, c.a.qpn, c.b.node, c.b.qpn, c.path_mtu, c.observed_mtu_a_to_b, c.observed_mtu_b_to_a)).collect(),
+            mismatched
+                .iter()
+                .take(5)
+                .map(|c| {
+                    let m = |v: Option<u32>| v.map_or("-".to_string(), |x| x.to_string());
+                    format!("{} qp 0x{:06x} <-> {} qp 0x{:06x}: CM {}, A→B {}, B→A {}", c.a.node, c.a.qpn, c.b.node, c.b.qpn, m(c.path_mtu), m(c.observed_mtu_a_to_b), m(c.observed_mtu_b_to_a))
+                })
+                .collect(),
             mismatched.iter().take(10).map(|c| format!("{} <-> {}", c.a.node, c.b.node)).collect(),
             vec![],
             "Each side packetises with its own active MTU, which follows the netdev MTU (RoCE MTU = largest IB MTU ≤ netdev MTU − headers: 1500 → 1024, 4200 → 4096). Set the same MTU on both hosts' netdevs and on every switch port, then reconnect.",
@@ -557,7 +678,8 @@ fn findings(
             format!("{} connection requests were rejected", rejects.len()),
             rejects.iter().take(5).map(|c| {
                 let r = c.reject.unwrap_or(0);
-                format!("{} → {} service 0x{:016x}: REJ reason {r} ({})", c.a, c.b, c.service_id, mad::rej_reason_name(r))
+                let service = if c.service_id == 0 { "(REQ not in the capture)".to_string() } else { format!("service 0x{:016x}", c.service_id) };
+                format!("{} → {} {service}: REJ reason {r} ({})", c.a, c.b, mad::rej_reason_name(r))
             }).collect(),
             rejects.iter().take(10).map(|c| format!("{} > {}", c.a, c.b)).collect(),
             rejects.iter().flat_map(|c| c.reply_frame).take(10).collect(),

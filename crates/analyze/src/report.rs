@@ -206,6 +206,39 @@ pub struct Totals {
     pub retransmission_triggers: Triggers,
 }
 
+/// One named series of values per time bucket.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Series {
+    pub name: String,
+    pub values: Vec<u64>,
+}
+
+/// A cumulative distribution: (value, fraction of samples at or below it).
+#[derive(Debug, Clone, Serialize)]
+pub struct Cdf {
+    pub name: String,
+    pub count: u64,
+    pub points: Vec<(u64, f64)>,
+}
+
+/// What happened over time, in buckets of `bucket_ns` from `start_ns` (at most 512 buckets).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timeline {
+    pub start_ns: u64,
+    pub bucket_ns: u64,
+    pub buckets: usize,
+    /// Wire bytes per bucket of the busiest flows; the rest summed as "other flows".
+    pub throughput_bytes: Vec<Series>,
+    /// Retransmitted (and gap-filled) packets, NAKs, RNR NAKs, CNPs and CE marks per bucket.
+    pub events: Vec<Series>,
+    /// Pause time (ns) per bucket, per PFC priority ("PAUSE" for 802.3x).
+    pub pfc_pause_ns: Vec<Series>,
+    /// ACK latency distribution per connection class (application from CM, else "no CM").
+    pub ack_latency_cdf: Vec<Cdf>,
+    /// Messages by size: (upper bound in bytes, count).
+    pub message_sizes: Vec<(u64, u64)>,
+}
+
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -216,4 +249,5 @@ pub struct Report {
     pub connections: Vec<Connection>,
     pub pfc: Pfc,
     pub findings: Vec<Finding>,
+    pub timeline: Timeline,
 }

@@ -22,6 +22,9 @@ pub struct AnalyzeArgs {
     /// Link speed for PFC pause time (default: the capture's if_speed, else 100G).
     #[arg(long, value_name = "SPEED")]
     pub link_speed: Option<String>,
+    /// Also write a self-contained HTML report with charts to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<String>,
     /// Rows in the connection and flow tables.
     #[arg(long, default_value_t = 20)]
     pub top: usize,
@@ -109,6 +112,10 @@ pub fn analyze_files(
 pub fn run(a: &AnalyzeArgs) -> Result<()> {
     let link = a.link_speed.as_deref().map(parse_speed).transpose()?;
     let report = analyze_files(&a.files, link, &a.roce_ports, a.no_crc)?;
+    if let Some(path) = &a.html {
+        std::fs::write(path, crate::html::render(&report))
+            .with_context(|| format!("cannot write {path}"))?;
+    }
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if a.json {

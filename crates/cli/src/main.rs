@@ -3,6 +3,7 @@
 
 mod analyze;
 mod gen;
+mod html;
 mod print;
 mod show;
 mod timefmt;
