@@ -395,6 +395,32 @@ impl CaptureReader {
                 nanosecond,
                 modified,
             } => {
+                if !modified {
+                    // The classic record header is four fixed fields; `next` has already made
+                    // sure the whole record is in the buffer.
+                    let rd = |o: usize| {
+                        let b = [avail[o], avail[o + 1], avail[o + 2], avail[o + 3]];
+                        if big_endian {
+                            u32::from_be_bytes(b)
+                        } else {
+                            u32::from_le_bytes(b)
+                        }
+                    };
+                    let (sec, frac, caplen, origlen) = (rd(0), rd(4), rd(8), rd(12));
+                    let frac = if nanosecond {
+                        u64::from(frac)
+                    } else {
+                        u64::from(frac) * 1000
+                    };
+                    return Step::Packet {
+                        at: self.start + 16,
+                        len: caplen as usize,
+                        ts_ns: u64::from(sec) * 1_000_000_000 + frac,
+                        orig_len: origlen.max(caplen),
+                        interface: 0,
+                        used: 16 + caplen as usize,
+                    };
+                }
                 let r = if modified {
                     pcap_parser::parse_pcap_frame_modified(avail)
                 } else if big_endian {
