@@ -2,6 +2,7 @@
 //! renders; the engines live in the library crates.
 
 mod analyze;
+mod doctor;
 mod gen;
 mod html;
 mod print;
@@ -27,13 +28,25 @@ enum Cmd {
     Show(show::ShowArgs),
     /// Per-queue-pair transport analysis with plain-language findings.
     Analyze(analyze::AnalyzeArgs),
+    /// Check this host's RDMA devices, ports, GIDs, MTU, ECN and counters.
+    Doctor(doctor::DoctorArgs),
     /// Write a realistic RDMA traffic scenario as a capture, with its ground truth.
     Gen(gen::GenArgs),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    if let Cmd::Doctor(a) = &cli.cmd {
+        return match doctor::run(a) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("rdmascope: error: {e:#}");
+                std::process::ExitCode::FAILURE
+            }
+        };
+    }
     let r = match cli.cmd {
+        Cmd::Doctor(_) => Ok(()),
         Cmd::Show(a) => show::run(&a),
         Cmd::Gen(a) => gen::run(&a),
         Cmd::Analyze(a) => analyze::run(&a),

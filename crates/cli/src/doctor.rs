@@ -1,0 +1,252 @@
+//! `rdmascope doctor`: host RDMA configuration and counters.
+
+use std::io::Write;
+
+use anyhow::Result;
+use comfy_table::{presets, Table};
+use rdmascope_doctor::{Host, Severity};
+
+#[derive(clap::Args)]
+pub struct DoctorArgs {
+    /// Root of the sysfs and /proc trees to read (a fixture directory in tests).
+    #[arg(long, default_value = "/")]
+    pub root: String,
+    /// Print the host model as JSON (schema rdmascope.doctor.v1).
+    #[arg(long)]
+    pub json: bool,
+    /// Read the counters twice, this far apart (e.g. 5s), and report their rates.
+    #[arg(long, value_name = "DURATION")]
+    pub interval: Option<String>,
+}
+
+/// Exit codes: 0 no critical finding, 2 critical findings.
+pub fn run(a: &DoctorArgs) -> Result<std::process::ExitCode> {
+    let iv = a
+        .interval
+        .as_deref()
+        .map(crate::gen::parse_duration)
+        .transpose()?
+        .map(std::time::Duration::from_nanos);
+    let host = rdmascope_doctor::inspect(std::path::Path::new(&a.root), iv);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if a.json {
+        serde_json::to_writer_pretty(&mut out, &host)?;
+        writeln!(out)?;
+    } else {
+        write!(out, "{}", render(&host))?;
+    }
+    out.flush()?;
+    let critical = host
+        .findings
+        .iter()
+        .any(|f| f.severity == Severity::Critical);
+    Ok(if critical {
+        std::process::ExitCode::from(2)
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
+}
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_BORDERS_ONLY);
+    t.set_header(header.to_vec());
+    t
+}
+
+fn opt(s: &Option<String>) -> String {
+    s.clone().unwrap_or_else(|| "-".into())
+}
+
+/// The text report.
+pub fn render(h: &Host) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "rdmascope doctor: {} (kernel {}), root {}\n\n",
+        opt(&h.hostname),
+        opt(&h.kernel),
+        h.root
+    ));
+    if h.devices.is_empty() {
+        s.push_str("No RDMA devices.\n\n");
+    } else {
+        let mut t = table(&["device", "node type", "HCA", "firmware", "node GUID"]);
+        for d in &h.devices {
+            t.add_row(vec![
+                d.name.clone(),
+                opt(&d.node_type),
+                opt(&d.hca_type),
+                opt(&d.fw_ver),
+                opt(&d.node_guid),
+            ]);
+        }
+        s.push_str(&format!("Devices:\n{t}\n\n"));
+        let mut t = table(&[
+            "device",
+            "port",
+            "state",
+            "physical state",
+            "rate",
+            "link layer",
+            "LID",
+            "SM LID",
+            "P_Keys",
+        ]);
+        for d in &h.devices {
+            for p in &d.ports {
+                let ib = p.link_layer.as_deref() == Some("InfiniBand");
+                let lid = |v: Option<u64>| {
+                    if ib {
+                        v.map_or("-".into(), |x| x.to_string())
+                    } else {
+                        "-".into()
+                    }
+                };
+                let pk: Vec<String> = p.pkeys.iter().map(|k| format!("0x{k:04x}")).collect();
+                t.add_row(vec![
+                    d.name.clone(),
+                    p.port.to_string(),
+                    opt(&p.state),
+                    opt(&p.phys_state),
+                    opt(&p.rate),
+                    opt(&p.link_layer),
+                    lid(p.lid),
+                    lid(p.sm_lid),
+                    pk.join(" "),
+                ]);
+            }
+        }
+        s.push_str(&format!("Ports:\n{t}\n\n"));
+        s.push_str("RDMA device to netdev (as ibdev2netdev):\n");
+        for d in &h.devices {
+            for p in &d.ports {
+                let n = p.netdev.clone().unwrap_or_else(|| "(none)".into());
+                let up = h
+                    .netdevs
+                    .iter()
+                    .find(|x| Some(&x.name) == p.netdev.as_ref())
+                    .and_then(|x| x.operstate.clone())
+                    .unwrap_or_else(|| "?".into());
+                s.push_str(&format!(
+                    "  {} port {} ==> {} ({})\n",
+                    d.name, p.port, n, up
+                ));
+            }
+        }
+        s.push('\n');
+        let mut t = table(&["DEV", "PORT", "INDEX", "GID", "IPv4", "VER", "DEV"]);
+        for d in &h.devices {
+            for p in &d.ports {
+                for g in &p.gids {
+                    let ver = match g.kind.as_deref() {
+                        Some("RoCE v2") => "v2",
+                        Some(_) if p.link_layer.as_deref() == Some("Ethernet") => "v1",
+                        Some(_) => "IB",
+                        None => "-",
+                    };
+                    t.add_row(vec![
+                        d.name.clone(),
+                        p.port.to_string(),
+                        g.index.to_string(),
+                        g.gid.clone(),
+                        opt(&g.ipv4),
+                        ver.into(),
+                        opt(&g.netdev),
+                    ]);
+                }
+            }
+        }
+        s.push_str(&format!("GIDs (as show_gids):\n{t}\n\n"));
+    }
+    let mut t = table(&[
+        "netdev",
+        "state",
+        "MTU",
+        "RDMA device",
+        "RoCE MTU",
+        "ECN np prios",
+        "ECN rp prios",
+    ]);
+    for n in &h.netdevs {
+        let ecn = |v: Option<[bool; 8]>| match v {
+            None => "not available".to_string(),
+            Some(e) => {
+                let p: Vec<String> = (0..8).filter(|i| e[*i]).map(|i| i.to_string()).collect();
+                if p.is_empty() {
+                    "none".into()
+                } else {
+                    p.join(",")
+                }
+            }
+        };
+        t.add_row(vec![
+            n.name.clone(),
+            opt(&n.operstate),
+            n.mtu.map_or("-".into(), |m| m.to_string()),
+            opt(&n.rdma_device),
+            n.roce_mtu.map_or("-".into(), |m| m.to_string()),
+            ecn(n.ecn_np),
+            ecn(n.ecn_rp),
+        ]);
+    }
+    s.push_str(&format!("Network interfaces:\n{t}\n\n"));
+    let mut any = false;
+    for d in &h.devices {
+        for p in &d.ports {
+            for (k, v) in &p.hw_counters {
+                if *v > 0 {
+                    if !any {
+                        s.push_str("Non-zero hw counters:\n");
+                        any = true;
+                    }
+                    let what = rdmascope_doctor::counter_meaning(k).unwrap_or("");
+                    s.push_str(&format!("  {} port {} {k} = {v}  {what}\n", d.name, p.port));
+                }
+            }
+        }
+    }
+    if any {
+        s.push('\n');
+    }
+    if !h.rates.is_empty() {
+        s.push_str("Counter rates:\n");
+        for r in &h.rates {
+            s.push_str(&format!(
+                "  {} port {} {} {:.1}/s  {}\n",
+                r.device, r.port, r.counter, r.per_second, r.meaning
+            ));
+        }
+        s.push('\n');
+    }
+    s.push_str(&format!(
+        "RDMA kernel modules: {}\n",
+        if h.modules.is_empty() {
+            "none".into()
+        } else {
+            h.modules.join(", ")
+        }
+    ));
+    for n in &h.not_available {
+        s.push_str(&format!("Not available on this host: {n}\n"));
+    }
+    s.push('\n');
+    if h.findings.is_empty() {
+        s.push_str("Findings: none.\n");
+    } else {
+        s.push_str("Findings:\n");
+        for f in &h.findings {
+            let sev = match f.severity {
+                Severity::Critical => "CRITICAL",
+                Severity::Warning => "WARNING ",
+                Severity::Info => "info    ",
+            };
+            s.push_str(&format!("  {sev} {:<24} {}\n", f.code, f.summary));
+            for e in &f.evidence {
+                s.push_str(&format!("           - {e}\n"));
+            }
+            s.push_str(&format!("           what to do: {}\n", f.advice));
+        }
+    }
+    s
+}

@@ -1,0 +1,83 @@
+//! `rdmascope doctor` end to end: fixture hosts (text snapshots, JSON, exit codes) and the
+//! machine the tests run on.
+
+mod common;
+
+use common::bin;
+
+fn fixtures() -> std::path::PathBuf {
+    std::path::PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../doctor/tests/fixtures"
+    ))
+}
+
+fn run(args: &[&str]) -> (String, i32) {
+    let o = bin()
+        .current_dir(fixtures())
+        .arg("doctor")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8(o.stdout).unwrap(),
+        o.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn fixture_hosts_text() {
+    for (host, code) in [
+        ("roce-good", 0),
+        ("roce-bad", 2),
+        ("ib-hdr", 0),
+        ("soft-roce", 0),
+    ] {
+        let (out, c) = run(&["--root", host]);
+        assert_eq!(c, code, "{host}");
+        insta::assert_snapshot!(format!("doctor_{}", host.replace('-', "_")), out);
+    }
+}
+
+#[test]
+fn json_output() {
+    let (out, c) = run(&["--root", "roce-bad", "--json"]);
+    assert_eq!(c, 2);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["schema"], "rdmascope.doctor.v1");
+    assert_eq!(
+        v["devices"][0]["ports"][1]["hw_counters"]["out_of_sequence"],
+        1234
+    );
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["code"] == "mtu.roce_capped"));
+}
+
+#[test]
+fn interval_reads_twice() {
+    let (out, c) = run(&["--root", "roce-good", "--interval", "10ms"]);
+    assert_eq!(c, 0);
+    assert!(
+        !out.contains("Counter rates"),
+        "fixture counters do not move"
+    );
+}
+
+#[test]
+fn this_machine() {
+    let o = bin().arg("doctor").output().unwrap();
+    let out = String::from_utf8(o.stdout).unwrap();
+    let has_rdma = std::fs::read_dir("/sys/class/infiniband").is_ok_and(|mut d| d.next().is_some());
+    if has_rdma {
+        assert!(matches!(o.status.code(), Some(0) | Some(2)));
+    } else {
+        assert_eq!(o.status.code(), Some(0), "{out}");
+        assert!(
+            out.contains("No RDMA devices") && out.contains("doctor.no_rdma_devices"),
+            "{out}"
+        );
+    }
+}

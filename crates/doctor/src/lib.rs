@@ -1,0 +1,536 @@
+//! `rdmascope doctor`: the host's RDMA configuration and counters, read from sysfs and /proc
+//! under a root directory (tests point it at fixture trees), and findings in the same shape as
+//! `analyze`'s.
+//!
+//! Read: RDMA devices and ports (state, physical state, rate, link layer, LID/SM LID, P_Keys),
+//! GID tables with types and netdevs, the RDMA device ↔ netdev mapping, netdev MTU and the RoCE
+//! MTU it allows, mlx5 ECN enables, port and hw counters (rates with `--interval`), loaded RDMA
+//! modules. Not read yet: PFC and trust mode (DCB netlink), ethtool pause counters, firewall
+//! rules; the report says so instead of guessing.
+
+#![forbid(unsafe_code)]
+
+mod sysfs;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+pub use sysfs::Root;
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Critical,
+    Warning,
+    Info,
+}
+
+/// A diagnosis: the same shape as `analyze`'s findings.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    pub severity: Severity,
+    pub code: String,
+    pub summary: String,
+    pub evidence: Vec<String>,
+    pub advice: String,
+}
+
+/// One GID table entry (as show_gids prints it).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Gid {
+    pub index: u32,
+    pub gid: String,
+    /// The IPv4 address of an IPv4-mapped GID.
+    pub ipv4: Option<String>,
+    /// "RoCE v2", "IB/RoCE v1".
+    pub kind: Option<String>,
+    pub netdev: Option<String>,
+}
+
+/// One port of an RDMA device.
+#[derive(Debug, Clone, Serialize)]
+pub struct Port {
+    pub port: u32,
+    pub state: Option<String>,
+    pub phys_state: Option<String>,
+    pub rate: Option<String>,
+    pub link_layer: Option<String>,
+    pub lid: Option<u64>,
+    pub sm_lid: Option<u64>,
+    pub pkeys: Vec<u16>,
+    pub gids: Vec<Gid>,
+    pub netdev: Option<String>,
+    pub counters: BTreeMap<String, u64>,
+    pub hw_counters: BTreeMap<String, u64>,
+}
+
+/// An RDMA device (`/sys/class/infiniband/<name>`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Device {
+    pub name: String,
+    pub node_type: Option<String>,
+    pub fw_ver: Option<String>,
+    pub hca_type: Option<String>,
+    pub node_guid: Option<String>,
+    pub ports: Vec<Port>,
+}
+
+/// A network interface that carries RoCE (or any, when no RDMA device exists).
+#[derive(Debug, Clone, Serialize)]
+pub struct Netdev {
+    pub name: String,
+    pub mtu: Option<u64>,
+    pub operstate: Option<String>,
+    pub rdma_device: Option<String>,
+    /// The largest IB MTU that fits in the netdev MTU minus 96 bytes of headers.
+    pub roce_mtu: Option<u32>,
+    /// mlx5 `ecn/roce_np/enable/<prio>` and `ecn/roce_rp/enable/<prio>`, per priority.
+    pub ecn_np: Option<[bool; 8]>,
+    pub ecn_rp: Option<[bool; 8]>,
+}
+
+/// A counter's growth between two reads.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rate {
+    pub device: String,
+    pub port: u32,
+    pub counter: String,
+    pub per_second: f64,
+    pub meaning: &'static str,
+}
+
+/// What `doctor` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Host {
+    pub schema: &'static str,
+    pub root: String,
+    pub hostname: Option<String>,
+    pub kernel: Option<String>,
+    pub devices: Vec<Device>,
+    pub netdevs: Vec<Netdev>,
+    pub modules: Vec<String>,
+    /// Checks this version cannot make on this host, said plainly.
+    pub not_available: Vec<String>,
+    pub rates: Vec<Rate>,
+    pub findings: Vec<Finding>,
+}
+
+/// Kernel modules that matter for RDMA.
+const RDMA_MODULES: &[&str] = &[
+    "ib_core",
+    "ib_uverbs",
+    "rdma_cm",
+    "rdma_ucm",
+    "ib_cm",
+    "iw_cm",
+    "mlx5_ib",
+    "mlx5_core",
+    "mlx4_ib",
+    "rdma_rxe",
+    "siw",
+    "irdma",
+    "bnxt_re",
+    "efa",
+    "hns_roce_hw_v2",
+    "qedr",
+    "ib_ipoib",
+    "rpcrdma",
+    "nvme_rdma",
+    "nvmet_rdma",
+    "ib_srp",
+    "ib_iser",
+    "ib_isert",
+    "smc",
+];
+
+/// The RoCE MTU a netdev MTU allows: the largest IB MTU ≤ MTU − 96 (IBTA A16/A17 headers).
+pub fn roce_mtu(netdev_mtu: u64) -> Option<u32> {
+    [4096u32, 2048, 1024, 512, 256]
+        .into_iter()
+        .find(|m| u64::from(*m) + 96 <= netdev_mtu)
+}
+
+fn ipv4_of(gid: &str) -> Option<String> {
+    let a: std::net::Ipv6Addr = gid.parse().ok()?;
+    let o = a.octets();
+    (o[..10].iter().all(|b| *b == 0) && o[10] == 0xff && o[11] == 0xff)
+        .then(|| std::net::Ipv4Addr::new(o[12], o[13], o[14], o[15]).to_string())
+}
+
+fn compress(gid: &str) -> String {
+    gid.parse::<std::net::Ipv6Addr>()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| gid.to_string())
+}
+
+fn counters(r: &Root, dir: &str) -> BTreeMap<String, u64> {
+    r.list(dir)
+        .into_iter()
+        .filter_map(|n| r.read_u64(&format!("{dir}/{n}")).map(|v| (n, v)))
+        .collect()
+}
+
+fn read_port(r: &Root, dev: &str, p: u32) -> Port {
+    let base = format!("sys/class/infiniband/{dev}/ports/{p}");
+    let mut gids = Vec::new();
+    for i in r.list(&format!("{base}/gids")) {
+        let Some(g) = r.read(&format!("{base}/gids/{i}")) else {
+            continue;
+        };
+        if g.chars().all(|c| c == '0' || c == ':') {
+            continue;
+        }
+        let Ok(index) = i.parse() else { continue };
+        gids.push(Gid {
+            index,
+            ipv4: ipv4_of(&g),
+            gid: compress(&g),
+            kind: r.read(&format!("{base}/gid_attrs/types/{i}")),
+            netdev: r.read(&format!("{base}/gid_attrs/ndevs/{i}")),
+        });
+    }
+    let pkeys = r
+        .list(&format!("{base}/pkeys"))
+        .iter()
+        .filter_map(|i| r.read_u64(&format!("{base}/pkeys/{i}")))
+        .filter(|k| *k & 0x7fff != 0)
+        .map(|k| k as u16)
+        .collect();
+    let netdev = gids
+        .iter()
+        .find_map(|g| g.netdev.clone())
+        .or_else(|| {
+            r.list(&format!("sys/class/infiniband/{dev}/device/net"))
+                .into_iter()
+                .next()
+        })
+        .or_else(|| r.read(&format!("sys/class/infiniband/{dev}/parent")));
+    Port {
+        port: p,
+        state: r.read(&format!("{base}/state")),
+        phys_state: r.read(&format!("{base}/phys_state")),
+        rate: r.read(&format!("{base}/rate")),
+        link_layer: r.read(&format!("{base}/link_layer")),
+        lid: r.read_u64(&format!("{base}/lid")),
+        sm_lid: r.read_u64(&format!("{base}/sm_lid")),
+        pkeys,
+        gids,
+        netdev,
+        counters: counters(r, &format!("{base}/counters")),
+        hw_counters: counters(r, &format!("{base}/hw_counters")),
+    }
+}
+
+fn read_ecn(r: &Root, netdev: &str, kind: &str) -> Option<[bool; 8]> {
+    let dir = format!("sys/class/net/{netdev}/ecn/{kind}/enable");
+    r.path(&dir)?;
+    let mut v = [false; 8];
+    for (p, e) in v.iter_mut().enumerate() {
+        *e = r.read_u64(&format!("{dir}/{p}")) == Some(1);
+    }
+    Some(v)
+}
+
+/// Reads the host under `root` (no findings yet).
+pub fn read(root: &Path) -> Host {
+    let r = Root::new(root);
+    let devices: Vec<Device> = r
+        .list("sys/class/infiniband")
+        .into_iter()
+        .map(|name| {
+            let d = format!("sys/class/infiniband/{name}");
+            let ports = r
+                .list(&format!("{d}/ports"))
+                .iter()
+                .filter_map(|p| p.parse().ok())
+                .map(|p| read_port(&r, &name, p))
+                .collect();
+            Device {
+                node_type: r.read(&format!("{d}/node_type")),
+                fw_ver: r.read(&format!("{d}/fw_ver")),
+                hca_type: r.read(&format!("{d}/hca_type")),
+                node_guid: r.read(&format!("{d}/node_guid")),
+                ports,
+                name,
+            }
+        })
+        .collect();
+    let rdma_netdevs: BTreeMap<String, String> = devices
+        .iter()
+        .flat_map(|d| {
+            d.ports
+                .iter()
+                .filter_map(|p| p.netdev.clone().map(|n| (n, d.name.clone())))
+        })
+        .collect();
+    let roce_netdevs: std::collections::BTreeSet<String> = devices
+        .iter()
+        .flat_map(|d| {
+            d.ports
+                .iter()
+                .filter(|p| p.link_layer.as_deref() == Some("Ethernet"))
+                .filter_map(|p| p.netdev.clone())
+        })
+        .collect();
+    let all = r.list("sys/class/net");
+    let names: Vec<String> = if rdma_netdevs.is_empty() {
+        all.into_iter().filter(|n| n != "lo").collect()
+    } else {
+        rdma_netdevs.keys().cloned().collect()
+    };
+    let netdevs = names
+        .into_iter()
+        .map(|n| {
+            let mtu = r.read_u64(&format!("sys/class/net/{n}/mtu"));
+            Netdev {
+                mtu,
+                operstate: r.read(&format!("sys/class/net/{n}/operstate")),
+                rdma_device: rdma_netdevs.get(&n).cloned().or_else(|| {
+                    r.list(&format!("sys/class/net/{n}/device/infiniband"))
+                        .into_iter()
+                        .next()
+                }),
+                roce_mtu: if roce_netdevs.contains(&n) {
+                    mtu.and_then(roce_mtu)
+                } else {
+                    None
+                },
+                ecn_np: read_ecn(&r, &n, "roce_np"),
+                ecn_rp: read_ecn(&r, &n, "roce_rp"),
+                name: n,
+            }
+        })
+        .collect();
+    let modules = r
+        .read("proc/modules")
+        .map(|s| {
+            s.lines()
+                .filter_map(|l| l.split_whitespace().next())
+                .filter(|m| RDMA_MODULES.contains(m))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    Host {
+        schema: "rdmascope.doctor.v1",
+        root: root.display().to_string(),
+        hostname: r.read("proc/sys/kernel/hostname").or_else(|| r.read("etc/hostname")),
+        kernel: r.read("proc/sys/kernel/osrelease"),
+        devices,
+        netdevs,
+        modules,
+        not_available: vec![
+            "PFC per priority and trust mode: the DCB netlink interface is not read by this version".into(),
+            "per-priority pause counters: ethtool statistics are not read by this version".into(),
+            "firewall rules for UDP 4791: not read by this version".into(),
+        ],
+        rates: Vec::new(),
+        findings: Vec::new(),
+    }
+}
+
+/// What a counter's growth means.
+pub fn counter_meaning(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "out_of_sequence" => {
+            "packets received out of sequence: the network drops or reorders RoCE packets"
+        }
+        "packet_seq_err" => {
+            "NAKs for PSN sequence errors received: this host's packets are being lost"
+        }
+        "implied_nak_seq_err" => {
+            "losses detected from READ responses or ACKs: packets are being lost"
+        }
+        "duplicate_request" => {
+            "duplicate requests received: the peer retransmits (loss or timeouts)"
+        }
+        "local_ack_timeout_err" => {
+            "ACK timeouts on this host's QPs: lost packets or ACKs, or a dead peer"
+        }
+        "rnr_nak_retry_err" => {
+            "RNR retries exhausted: the receiver's application does not post receives in time"
+        }
+        "rnr_nak_retries" | "rx_rnr_nak" => "RNR NAKs: receivers without posted receive buffers",
+        "np_cnp_sent" => {
+            "CNPs this host sent as a notification point: it receives CE-marked traffic"
+        }
+        "rp_cnp_handled" => "CNPs this host reacted to: its traffic meets congestion",
+        "np_ecn_marked_roce_packets" => {
+            "CE-marked RoCE packets received: switches signal congestion"
+        }
+        "port_rcv_errors" | "symbol_error" | "link_error_recovery" => {
+            "link-level errors: check cables, optics and FEC"
+        }
+        "port_rcv_discards" | "port_xmit_discards" => {
+            "packets discarded at the port: congestion or misconfiguration"
+        }
+        _ => return None,
+    })
+}
+
+/// Counters whose growth means loss.
+const LOSS: &[&str] = &[
+    "out_of_sequence",
+    "packet_seq_err",
+    "implied_nak_seq_err",
+    "local_ack_timeout_err",
+    "duplicate_request",
+];
+
+/// Computes per-second rates between two reads of the same host.
+pub fn rates(before: &Host, after: &Host, secs: f64) -> Vec<Rate> {
+    let mut out = Vec::new();
+    for (d0, d1) in before.devices.iter().zip(&after.devices) {
+        for (p0, p1) in d0.ports.iter().zip(&d1.ports) {
+            for (set0, set1) in [
+                (&p0.hw_counters, &p1.hw_counters),
+                (&p0.counters, &p1.counters),
+            ] {
+                for (k, v1) in set1 {
+                    let Some(meaning) = counter_meaning(k) else {
+                        continue;
+                    };
+                    let v0 = set0.get(k).copied().unwrap_or(0);
+                    if *v1 > v0 {
+                        out.push(Rate {
+                            device: d1.name.clone(),
+                            port: p1.port,
+                            counter: k.clone(),
+                            per_second: (v1 - v0) as f64 / secs.max(1e-9),
+                            meaning,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Applies the checks, filling `host.findings` (most severe first).
+pub fn check(host: &mut Host) {
+    let mut f: Vec<Finding> = Vec::new();
+    let mut push = |severity, code: &str, summary: String, evidence: Vec<String>, advice: &str| {
+        f.push(Finding {
+            severity,
+            code: code.into(),
+            summary,
+            evidence,
+            advice: advice.into(),
+        });
+    };
+    if host.devices.is_empty() {
+        push(
+            Severity::Info,
+            "doctor.no_rdma_devices",
+            "No RDMA device on this host".into(),
+            vec![format!("no entries under {}/sys/class/infiniband", host.root.trim_end_matches('/')), format!("RDMA modules loaded: {}", if host.modules.is_empty() { "none".into() } else { host.modules.join(", ") })],
+            "Nothing here can do RDMA. Load the driver of the NIC (mlx5_ib, irdma, bnxt_re, …) and check `rdma link`; for a software test bed, `modprobe rdma_rxe; rdma link add rxe0 type rxe netdev <if>`.",
+        );
+    }
+    for d in &host.devices {
+        for p in &d.ports {
+            let id = format!("{} port {}", d.name, p.port);
+            let active = p.state.as_deref().is_some_and(|s| s.contains("ACTIVE"));
+            if !active {
+                push(Severity::Critical, "port.down", format!("{id} is not active ({})", p.state.as_deref().unwrap_or("state unknown")), vec![format!("state: {}", p.state.as_deref().unwrap_or("?"))], "An RDMA port that is not ACTIVE carries no traffic: check the cable and the switch port, and on InfiniBand that a subnet manager runs (opensm).");
+            }
+            if p.phys_state
+                .as_deref()
+                .is_some_and(|s| !s.contains("LinkUp"))
+            {
+                push(Severity::Critical, "port.not_linkup", format!("{id}: the physical link is not up ({})", p.phys_state.as_deref().unwrap_or("?")), vec![format!("phys_state: {}", p.phys_state.as_deref().unwrap_or("?"))], "Polling or Disabled means no link partner: reseat or replace the cable/optic, check the switch port is enabled and the speeds match.");
+            }
+            let roce = p.link_layer.as_deref() == Some("Ethernet");
+            if roce && !p.gids.iter().any(|g| g.kind.as_deref() == Some("RoCE v2")) {
+                push(Severity::Warning, "gid.no_rocev2", format!("{id} has no RoCE v2 GID"), p.gids.iter().map(|g| format!("GID {} {} {}", g.index, g.gid, g.kind.as_deref().unwrap_or("?"))).collect(), "RoCE v2 GIDs appear for each IP address of the netdev: give the interface an IP address (and bring it up); applications must then use the RoCE v2 GID index (NCCL_IB_GID_INDEX, rdma_cm picks it from the address).");
+            }
+            if p.link_layer.as_deref() == Some("InfiniBand")
+                && p.pkeys.iter().any(|k| k & 0x8000 == 0)
+            {
+                push(Severity::Warning, "pkey.limited_member", format!("{id} is a limited member of a partition"), p.pkeys.iter().map(|k| format!("P_Key 0x{k:04x}")).collect(), "Limited members (P_Key without bit 15, e.g. 0x7fff) cannot talk to other limited members: ask the SM administrator for full membership of the partition the application uses.");
+            }
+            let loss: Vec<String> = LOSS
+                .iter()
+                .filter_map(|c| {
+                    p.hw_counters
+                        .get(*c)
+                        .filter(|v| **v > 0)
+                        .map(|v| format!("{c} = {v}"))
+                })
+                .collect();
+            if !loss.is_empty() {
+                push(Severity::Warning, "counters.loss", format!("{id}: loss counters are non-zero since the driver loaded"), loss, "Sequence errors and ACK timeouts mean RoCE packets are dropped: check PFC on the RDMA priority end to end and the switch buffers. Run with --interval 5s to see whether they still grow.");
+            }
+        }
+    }
+    for n in &host.netdevs {
+        if n.rdma_device.is_none() {
+            continue;
+        }
+        if let (Some(m), Some(r)) = (n.mtu, n.roce_mtu) {
+            if r < 4096 {
+                push(Severity::Warning, "mtu.roce_capped", format!("{}: netdev MTU {m} caps the RoCE MTU at {r}", n.name), vec![format!("netdev MTU {m} − 96 → RoCE MTU {r}")], "RoCE packetises at the largest IB MTU that fits in the netdev MTU; 1500 gives 1024-byte packets and costs throughput. Set the netdev MTU to 4200 (or 9000) on every host and switch port: `ip link set <if> mtu 4200`.");
+            }
+        }
+        for (kind, v) in [("roce_np", n.ecn_np), ("roce_rp", n.ecn_rp)] {
+            if v.is_some_and(|e| !e.iter().any(|x| *x)) {
+                push(Severity::Warning, "ecn.disabled", format!("{}: ECN {kind} is disabled on every priority", n.name), vec![format!("ecn/{kind}/enable/0..7 = 0")], "Without ECN the NIC neither sends CNPs (np) nor slows down on them (rp), so DCQCN is off and congestion turns into PFC pauses or drops. Enable it on the RDMA priority: echo 1 > /sys/class/net/<if>/ecn/roce_np/enable/<prio> (and roce_rp).");
+            }
+        }
+    }
+    let rmtus: std::collections::BTreeSet<u32> = host
+        .netdevs
+        .iter()
+        .filter(|n| n.rdma_device.is_some())
+        .filter_map(|n| n.roce_mtu)
+        .collect();
+    if rmtus.len() > 1 {
+        push(Severity::Warning, "mtu.mismatch", "RDMA interfaces of this host allow different RoCE MTUs".into(), host.netdevs.iter().filter(|n| n.rdma_device.is_some()).map(|n| format!("{}: MTU {:?} → RoCE MTU {:?}", n.name, n.mtu, n.roce_mtu)).collect(), "Use one MTU on every RDMA interface (and across the cluster): connections between ports with different MTUs run at the smaller one or fail to connect.");
+    }
+    for r in &host.rates {
+        if LOSS.contains(&r.counter.as_str()) {
+            push(Severity::Critical, "counters.loss", format!("{} port {}: {} grows at {:.1}/s", r.device, r.port, r.counter, r.per_second), vec![r.meaning.to_string()], "Packets are being lost right now: check PFC on the RDMA priority end to end, the switch buffers, and link errors.");
+        }
+    }
+    f.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.code.cmp(&b.code)));
+    host.findings = f;
+}
+
+/// Reads and checks the host under `root`; with `interval`, reads the counters twice.
+pub fn inspect(root: &Path, interval: Option<std::time::Duration>) -> Host {
+    let mut h = read(root);
+    if let Some(iv) = interval {
+        std::thread::sleep(iv);
+        let h2 = read(root);
+        let rates = rates(&h, &h2, iv.as_secs_f64());
+        h = h2;
+        h.rates = rates;
+    }
+    check(&mut h);
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roce_mtus() {
+        assert_eq!(roce_mtu(1500), Some(1024));
+        assert_eq!(roce_mtu(4200), Some(4096));
+        assert_eq!(roce_mtu(9000), Some(4096));
+        assert_eq!(roce_mtu(2200), Some(2048));
+        assert_eq!(roce_mtu(200), None);
+        assert_eq!(
+            ipv4_of("0000:0000:0000:0000:0000:ffff:0a00:0001").as_deref(),
+            Some("10.0.0.1")
+        );
+        assert_eq!(
+            compress("fe80:0000:0000:0000:0a00:27ff:fe23:4567"),
+            "fe80::a00:27ff:fe23:4567"
+        );
+    }
+}

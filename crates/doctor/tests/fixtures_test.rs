@@ -1,0 +1,112 @@
+//! The doctor against fixture sysfs trees.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use rdmascope_doctor::{check, inspect, rates, read, Severity};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn codes(h: &rdmascope_doctor::Host) -> BTreeSet<String> {
+    h.findings
+        .iter()
+        .filter(|f| f.severity != Severity::Info)
+        .map(|f| f.code.clone())
+        .collect()
+}
+
+#[test]
+fn a_well_configured_roce_host_has_no_warning() {
+    let h = inspect(&fixture("roce-good"), None);
+    assert!(codes(&h).is_empty(), "{:?}", h.findings);
+    // The link leading out of the root is not a device.
+    assert_eq!(
+        h.devices
+            .iter()
+            .map(|d| d.name.as_str())
+            .collect::<Vec<_>>(),
+        ["mlx5_0"]
+    );
+    let p = &h.devices[0].ports[0];
+    assert_eq!(p.netdev.as_deref(), Some("ens1f0"));
+    assert_eq!(p.gids.len(), 4);
+    assert_eq!(p.gids[3].kind.as_deref(), Some("RoCE v2"));
+    assert_eq!(p.gids[3].ipv4.as_deref(), Some("10.0.0.1"));
+    assert_eq!(p.gids[1].gid, "fe80::e42:a1ff:fe12:3456");
+    let n = h.netdevs.iter().find(|n| n.name == "ens1f0").unwrap();
+    assert_eq!((n.mtu, n.roce_mtu), (Some(4200), Some(4096)));
+    assert!(n.ecn_np.unwrap()[3]);
+    assert!(h.modules.contains(&"mlx5_ib".to_string()));
+    assert_eq!(h.hostname.as_deref(), Some("roce-good"));
+}
+
+#[test]
+fn the_classic_mistakes_are_each_found() {
+    let h = inspect(&fixture("roce-bad"), None);
+    let want: BTreeSet<String> = [
+        "port.down",
+        "port.not_linkup",
+        "counters.loss",
+        "ecn.disabled",
+        "gid.no_rocev2",
+        "mtu.mismatch",
+        "mtu.roce_capped",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    assert_eq!(codes(&h), want);
+}
+
+#[test]
+fn an_infiniband_hdr_host() {
+    let h = inspect(&fixture("ib-hdr"), None);
+    assert!(codes(&h).is_empty(), "{:?}", h.findings);
+    let p = &h.devices[0].ports[0];
+    assert_eq!((p.lid, p.sm_lid), (Some(7), Some(1)));
+    assert_eq!(p.pkeys, vec![0xffff, 0x8001]);
+    assert_eq!(p.rate.as_deref(), Some("200 Gb/sec (4X HDR)"));
+    // IPoIB's MTU is not a RoCE MTU.
+    assert!(h.netdevs.iter().all(|n| n.roce_mtu.is_none()));
+}
+
+#[test]
+fn a_soft_roce_host() {
+    let h = inspect(&fixture("soft-roce"), None);
+    assert_eq!(h.devices[0].name, "rxe0");
+    assert_eq!(h.devices[0].ports[0].netdev.as_deref(), Some("eth0"));
+    assert!(h.modules.contains(&"rdma_rxe".to_string()));
+    assert!(codes(&h).is_empty(), "{:?}", h.findings);
+}
+
+#[test]
+fn limited_partition_membership_is_flagged() {
+    let mut h = read(&fixture("ib-hdr"));
+    h.devices[0].ports[0].pkeys.push(0x7fff);
+    check(&mut h);
+    assert!(codes(&h).contains("pkey.limited_member"));
+}
+
+#[test]
+fn growing_loss_counters_are_critical() {
+    let a = read(&fixture("roce-bad"));
+    let mut b = a.clone();
+    *b.devices[0].ports[1]
+        .hw_counters
+        .get_mut("out_of_sequence")
+        .unwrap() += 500;
+    let r = rates(&a, &b, 5.0);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].counter, "out_of_sequence");
+    assert_eq!(r[0].per_second, 100.0);
+    b.rates = r;
+    check(&mut b);
+    assert!(b
+        .findings
+        .iter()
+        .any(|f| f.code == "counters.loss" && f.severity == Severity::Critical));
+}
