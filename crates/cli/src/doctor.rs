@@ -6,8 +6,21 @@ use anyhow::Result;
 use comfy_table::{presets, Table};
 use rdmascope_doctor::{Host, Severity};
 
+#[derive(clap::Subcommand)]
+pub enum DoctorCmd {
+    /// Read NCCL logs (NCCL_DEBUG=INFO): the network each rank chose, NCCL_* settings, errors.
+    Nccl {
+        #[arg(required = true)]
+        logs: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 #[derive(clap::Args)]
 pub struct DoctorArgs {
+    #[command(subcommand)]
+    pub cmd: Option<DoctorCmd>,
     /// Root of the sysfs and /proc trees to read (a fixture directory in tests).
     #[arg(long, default_value = "/")]
     pub root: String,
@@ -21,6 +34,9 @@ pub struct DoctorArgs {
 
 /// Exit codes: 0 no critical finding, 2 critical findings.
 pub fn run(a: &DoctorArgs) -> Result<std::process::ExitCode> {
+    if let Some(DoctorCmd::Nccl { logs, json }) = &a.cmd {
+        return nccl(logs, *json);
+    }
     let iv = a
         .interval
         .as_deref()
@@ -249,4 +265,81 @@ pub fn render(h: &Host) -> String {
         }
     }
     s
+}
+
+fn nccl(logs: &[String], json: bool) -> Result<std::process::ExitCode> {
+    use anyhow::Context;
+    let mut files = Vec::new();
+    for l in logs {
+        let bytes = std::fs::read(l).with_context(|| format!("cannot read {l}"))?;
+        files.push((l.clone(), String::from_utf8_lossy(&bytes).into_owned()));
+    }
+    let rep = rdmascope_doctor::nccl::parse(&files);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if json {
+        serde_json::to_writer_pretty(&mut out, &rep)?;
+        writeln!(out)?;
+    } else {
+        let mut t = table(&[
+            "rank",
+            "process",
+            "network",
+            "devices",
+            "GID index",
+            "NCCL_* settings",
+            "errors",
+        ]);
+        for r in &rep.ranks {
+            let dev = if r.network.as_deref() == Some("Socket") {
+                r.socket_ifs.join(" ")
+            } else {
+                r.hcas.join(" ")
+            };
+            let env: Vec<String> = r.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            t.add_row(vec![
+                r.rank.map_or("-".into(), |n| {
+                    format!("{n}/{}", r.nranks.map_or("?".into(), |x| x.to_string()))
+                }),
+                format!("{}:{}", r.host, r.pid),
+                r.network.clone().unwrap_or_else(|| "-".into()),
+                dev,
+                r.gid_index.clone().unwrap_or_else(|| "-".into()),
+                env.join(" "),
+                r.errors.len().to_string(),
+            ]);
+        }
+        writeln!(
+            out,
+            "rdmascope doctor nccl: {}\n{t}\n",
+            rep.files.join(", ")
+        )?;
+        if rep.findings.is_empty() {
+            writeln!(out, "Findings: none.")?;
+        } else {
+            writeln!(out, "Findings:")?;
+            for f in &rep.findings {
+                let sev = match f.severity {
+                    Severity::Critical => "CRITICAL",
+                    Severity::Warning => "WARNING ",
+                    Severity::Info => "info    ",
+                };
+                writeln!(out, "  {sev} {:<24} {}", f.code, f.summary)?;
+                for e in &f.evidence {
+                    writeln!(out, "           - {e}")?;
+                }
+                writeln!(out, "           what to do: {}", f.advice)?;
+            }
+        }
+    }
+    out.flush()?;
+    let critical = rep
+        .findings
+        .iter()
+        .any(|f| f.severity == Severity::Critical);
+    Ok(if critical {
+        std::process::ExitCode::from(2)
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
 }

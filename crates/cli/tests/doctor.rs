@@ -81,3 +81,57 @@ fn this_machine() {
         );
     }
 }
+
+#[test]
+fn nccl_logs() {
+    let cases: [(&str, i32, &[&str]); 3] = [
+        ("nccl/ib-run.log", 0, &[]),
+        ("nccl/socket-fallback.log", 2, &["nccl.socket_fallback"]),
+        (
+            "nccl/retry-exceeded.log",
+            2,
+            &["nccl.error", "nccl.gid_index", "nccl.retry_exceeded"],
+        ),
+    ];
+    for (log, code, want) in cases {
+        let o = bin()
+            .current_dir(fixtures())
+            .args(["doctor", "nccl", "--json", log])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(code), "{log}");
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut codes: Vec<&str> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["code"].as_str().unwrap())
+            .collect();
+        codes.sort();
+        assert_eq!(codes, want, "{log}");
+    }
+    let o = bin()
+        .current_dir(fixtures())
+        .args(["doctor", "nccl", "--json", "nccl/ib-run.log"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r0 = &v["ranks"][0];
+    assert_eq!(
+        (
+            r0["rank"].as_u64(),
+            r0["network"].as_str(),
+            r0["gid_index"].as_str()
+        ),
+        (Some(0), Some("IB"), Some("3"))
+    );
+    assert_eq!(r0["hcas"][1], "mlx5_1:1/RoCE");
+    assert_eq!(r0["env"]["NCCL_IB_HCA"], "mlx5_0,mlx5_1");
+    let o = bin()
+        .current_dir(fixtures())
+        .args(["doctor", "nccl", "nccl/socket-fallback.log"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("Socket") && text.contains("what to do"));
+}

@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod nccl;
 mod sysfs;
 
 use std::collections::BTreeMap;
