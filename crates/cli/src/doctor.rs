@@ -8,6 +8,13 @@ use rdmascope_doctor::{Host, Severity};
 
 #[derive(clap::Subcommand)]
 pub enum DoctorCmd {
+    /// Compare `doctor --json` reports of several hosts and name the odd ones out.
+    Compare {
+        #[arg(required = true, num_args = 2..)]
+        reports: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Read NCCL logs (NCCL_DEBUG=INFO): the network each rank chose, NCCL_* settings, errors.
     Nccl {
         #[arg(required = true)]
@@ -34,8 +41,10 @@ pub struct DoctorArgs {
 
 /// Exit codes: 0 no critical finding, 2 critical findings.
 pub fn run(a: &DoctorArgs) -> Result<std::process::ExitCode> {
-    if let Some(DoctorCmd::Nccl { logs, json }) = &a.cmd {
-        return nccl(logs, *json);
+    match &a.cmd {
+        Some(DoctorCmd::Nccl { logs, json }) => return nccl(logs, *json),
+        Some(DoctorCmd::Compare { reports, json }) => return compare(reports, *json),
+        None => {}
     }
     let iv = a
         .interval
@@ -341,5 +350,43 @@ fn nccl(logs: &[String], json: bool) -> Result<std::process::ExitCode> {
         std::process::ExitCode::from(2)
     } else {
         std::process::ExitCode::SUCCESS
+    })
+}
+
+fn compare(reports: &[String], json: bool) -> Result<std::process::ExitCode> {
+    use anyhow::Context;
+    let mut hosts = Vec::new();
+    for r in reports {
+        let text = std::fs::read_to_string(r).with_context(|| format!("cannot read {r}"))?;
+        let h: Host = serde_json::from_str(&text)
+            .with_context(|| format!("{r} is not a `rdmascope doctor --json` report"))?;
+        let name = h.hostname.clone().unwrap_or_else(|| r.clone());
+        hosts.push((name, h));
+    }
+    let c = rdmascope_doctor::compare::compare(&hosts);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    if json {
+        serde_json::to_writer_pretty(&mut out, &c)?;
+        writeln!(out)?;
+    } else if c.differences.is_empty() {
+        writeln!(
+            out,
+            "rdmascope doctor compare: {} hosts, configured the same.",
+            c.hosts.len()
+        )?;
+    } else {
+        let mut t = table(&["setting", "most hosts", "odd hosts"]);
+        for d in &c.differences {
+            let odd: Vec<String> = d.odd.iter().map(|(h, v)| format!("{h}: {v}")).collect();
+            t.add_row(vec![d.setting.clone(), d.common.clone(), odd.join("; ")]);
+        }
+        writeln!(out, "rdmascope doctor compare: {}\n{t}", c.hosts.join(", "))?;
+    }
+    out.flush()?;
+    Ok(if c.differences.is_empty() {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::from(2)
     })
 }

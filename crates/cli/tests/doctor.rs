@@ -135,3 +135,61 @@ fn nccl_logs() {
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("Socket") && text.contains("what to do"));
 }
+
+#[test]
+fn compare_names_the_odd_host() {
+    let o = bin()
+        .current_dir(fixtures())
+        .args(["doctor", "--root", "roce-good", "--json"])
+        .output()
+        .unwrap();
+    let base: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let d = common::tmp_dir("doctor-compare");
+    let mut paths = Vec::new();
+    for (name, mtu, ecn3) in [
+        ("node1", 4200, true),
+        ("node2", 4200, true),
+        ("node3", 1500, false),
+    ] {
+        let mut h = base.clone();
+        h["hostname"] = name.into();
+        h["netdevs"][0]["mtu"] = mtu.into();
+        h["netdevs"][0]["roce_mtu"] = if mtu == 1500 { 1024 } else { 4096 }.into();
+        h["netdevs"][0]["ecn_np"][3] = ecn3.into();
+        let p = d.join(format!("{name}.json"));
+        std::fs::write(&p, serde_json::to_string(&h).unwrap()).unwrap();
+        paths.push(p);
+    }
+    let o = bin()
+        .arg("doctor")
+        .arg("compare")
+        .args(&paths)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let text = String::from_utf8(o.stdout).unwrap();
+    for s in [
+        "netdev MTU",
+        "RoCE MTU",
+        "ECN np priorities",
+        "node3: 1500",
+        "node3: 1024",
+    ] {
+        assert!(text.contains(s), "missing {s} in\n{text}");
+    }
+    assert!(
+        !text.contains("node1:") && !text.contains("node2:"),
+        "{text}"
+    );
+    let o = bin()
+        .arg("doctor")
+        .arg("compare")
+        .arg(&paths[0])
+        .arg(&paths[1])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8(o.stdout)
+        .unwrap()
+        .contains("configured the same"));
+}

@@ -10,17 +10,18 @@
 
 #![forbid(unsafe_code)]
 
+pub mod compare;
 pub mod nccl;
 mod sysfs;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 pub use sysfs::Root;
 
 /// How bad a finding is.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Critical,
@@ -29,7 +30,7 @@ pub enum Severity {
 }
 
 /// A diagnosis: the same shape as `analyze`'s findings.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Finding {
     pub severity: Severity,
     pub code: String,
@@ -39,7 +40,7 @@ pub struct Finding {
 }
 
 /// One GID table entry (as show_gids prints it).
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Gid {
     pub index: u32,
     pub gid: String,
@@ -51,7 +52,7 @@ pub struct Gid {
 }
 
 /// One port of an RDMA device.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Port {
     pub port: u32,
     pub state: Option<String>,
@@ -68,7 +69,7 @@ pub struct Port {
 }
 
 /// An RDMA device (`/sys/class/infiniband/<name>`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Device {
     pub name: String,
     pub node_type: Option<String>,
@@ -79,7 +80,7 @@ pub struct Device {
 }
 
 /// A network interface that carries RoCE (or any, when no RDMA device exists).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Netdev {
     pub name: String,
     pub mtu: Option<u64>,
@@ -93,19 +94,19 @@ pub struct Netdev {
 }
 
 /// A counter's growth between two reads.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Rate {
     pub device: String,
     pub port: u32,
     pub counter: String,
     pub per_second: f64,
-    pub meaning: &'static str,
+    pub meaning: String,
 }
 
 /// What `doctor` found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Host {
-    pub schema: &'static str,
+    pub schema: String,
     pub root: String,
     pub hostname: Option<String>,
     pub kernel: Option<String>,
@@ -315,7 +316,7 @@ pub fn read(root: &Path) -> Host {
         })
         .unwrap_or_default();
     Host {
-        schema: "rdmascope.doctor.v1",
+        schema: "rdmascope.doctor.v1".into(),
         root: root.display().to_string(),
         hostname: r.read("proc/sys/kernel/hostname").or_else(|| r.read("etc/hostname")),
         kernel: r.read("proc/sys/kernel/osrelease"),
@@ -400,7 +401,7 @@ pub fn rates(before: &Host, after: &Host, secs: f64) -> Vec<Rate> {
                             port: p1.port,
                             counter: k.clone(),
                             per_second: (v1 - v0) as f64 / secs.max(1e-9),
-                            meaning,
+                            meaning: meaning.to_string(),
                         });
                     }
                 }
