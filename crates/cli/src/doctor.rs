@@ -252,6 +252,13 @@ pub fn render(h: &Host) -> String {
             h.modules.join(", ")
         }
     ));
+    if !h.firewall_sources.is_empty() {
+        s.push_str(&format!(
+            "Firewall rules read from {}: {} drop or reject UDP 4791\n",
+            h.firewall_sources.join(", "),
+            h.firewall_blocks.len()
+        ));
+    }
     for n in &h.not_available {
         s.push_str(&format!("Not available on this host: {n}\n"));
     }

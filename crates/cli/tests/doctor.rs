@@ -31,7 +31,7 @@ fn fixture_hosts_text() {
         ("roce-good", 0),
         ("roce-bad", 2),
         ("ib-hdr", 0),
-        ("soft-roce", 0),
+        ("soft-roce", 2),
     ] {
         let (out, c) = run(&["--root", host]);
         assert_eq!(c, code, "{host}");

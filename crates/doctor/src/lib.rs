@@ -113,6 +113,10 @@ pub struct Host {
     pub devices: Vec<Device>,
     pub netdevs: Vec<Netdev>,
     pub modules: Vec<String>,
+    /// Firewall rules that drop or reject UDP port 4791 (RoCEv2), with where they came from.
+    pub firewall_blocks: Vec<String>,
+    /// Where firewall rules were read from (empty: none could be read).
+    pub firewall_sources: Vec<String>,
     /// Checks this version cannot make on this host, said plainly.
     pub not_available: Vec<String>,
     pub rates: Vec<Rate>,
@@ -315,6 +319,7 @@ pub fn read(root: &Path) -> Host {
                 .collect()
         })
         .unwrap_or_default();
+    let (firewall_sources, firewall_blocks) = firewall(root, &r);
     Host {
         schema: "rdmascope.doctor.v1".into(),
         root: root.display().to_string(),
@@ -323,14 +328,74 @@ pub fn read(root: &Path) -> Host {
         devices,
         netdevs,
         modules,
+        firewall_blocks,
+        firewall_sources,
         not_available: vec![
             "PFC per priority and trust mode: the DCB netlink interface is not read by this version".into(),
             "per-priority pause counters: ethtool statistics are not read by this version".into(),
-            "firewall rules for UDP 4791: not read by this version".into(),
         ],
         rates: Vec::new(),
         findings: Vec::new(),
     }
+}
+
+/// True when a firewall rule line drops or rejects UDP destination port 4791.
+pub fn blocks_rocev2(line: &str) -> bool {
+    let l = line.to_ascii_lowercase();
+    let verdict = l.contains(" drop")
+        || l.contains(" reject")
+        || l.contains("-j drop")
+        || l.contains("-j reject");
+    let udp = l.contains("udp") || l.contains("-p 17");
+    let port = l.contains("4791")
+        && (l.contains("dport") || l.contains("--dport") || l.contains("dports"));
+    verdict && udp && port
+}
+
+/// Firewall rules: live (`nft list ruleset`, `iptables-save`, `ip6tables-save`) when reading the
+/// real root, else the saved rule files under the root (/etc/nftables.conf, /etc/iptables/rules.v4
+/// and rules.v6, /etc/sysconfig/iptables).
+fn firewall(root: &Path, r: &Root) -> (Vec<String>, Vec<String>) {
+    let mut sources = Vec::new();
+    let mut blocks = Vec::new();
+    fn scan(sources: &mut Vec<String>, blocks: &mut Vec<String>, name: String, text: &str) {
+        for l in text.lines().filter(|l| blocks_rocev2(l)) {
+            blocks.push(format!("{name}: {}", l.trim()));
+        }
+        sources.push(name);
+    }
+    if root == Path::new("/") {
+        for (cmd, args) in [
+            ("nft", &["list", "ruleset"][..]),
+            ("iptables-save", &[][..]),
+            ("ip6tables-save", &[][..]),
+        ] {
+            if let Ok(o) = std::process::Command::new(cmd).args(args).output() {
+                if o.status.success() {
+                    let name = format!("{cmd} {}", args.join(" ")).trim().to_string();
+                    scan(
+                        &mut sources,
+                        &mut blocks,
+                        name,
+                        &String::from_utf8_lossy(&o.stdout),
+                    );
+                }
+            }
+        }
+    }
+    if sources.is_empty() {
+        for f in [
+            "etc/nftables.conf",
+            "etc/iptables/rules.v4",
+            "etc/iptables/rules.v6",
+            "etc/sysconfig/iptables",
+        ] {
+            if let Some(t) = r.read(f) {
+                scan(&mut sources, &mut blocks, format!("/{f}"), &t);
+            }
+        }
+    }
+    (sources, blocks)
 }
 
 /// What a counter's growth means.
@@ -491,6 +556,13 @@ pub fn check(host: &mut Host) {
         .collect();
     if rmtus.len() > 1 {
         push(Severity::Warning, "mtu.mismatch", "RDMA interfaces of this host allow different RoCE MTUs".into(), host.netdevs.iter().filter(|n| n.rdma_device.is_some()).map(|n| format!("{}: MTU {:?} → RoCE MTU {:?}", n.name, n.mtu, n.roce_mtu)).collect(), "Use one MTU on every RDMA interface (and across the cluster): connections between ports with different MTUs run at the smaller one or fail to connect.");
+    }
+    if !host.firewall_blocks.is_empty() {
+        push(Severity::Critical, "firewall.blocks_rocev2", "The firewall drops or rejects RoCEv2 (UDP port 4791)".into(), host.firewall_blocks.clone(), "Hardware RoCE bypasses the kernel's firewall, but Soft-RoCE (rdma_rxe) and anything that goes through the host stack do not: allow UDP destination port 4791 on the RDMA interfaces (nft add rule inet filter input udp dport 4791 accept).");
+    }
+    if host.firewall_sources.is_empty() {
+        host.not_available
+            .push("firewall rules: neither nft/iptables nor saved rule files could be read".into());
     }
     for r in &host.rates {
         if LOSS.contains(&r.counter.as_str()) {

@@ -80,7 +80,12 @@ fn a_soft_roce_host() {
     assert_eq!(h.devices[0].name, "rxe0");
     assert_eq!(h.devices[0].ports[0].netdev.as_deref(), Some("eth0"));
     assert!(h.modules.contains(&"rdma_rxe".to_string()));
-    assert!(codes(&h).is_empty(), "{:?}", h.findings);
+    // Its saved nftables rules drop UDP 4791: Soft-RoCE goes through the host's firewall.
+    assert_eq!(
+        codes(&h),
+        BTreeSet::from(["firewall.blocks_rocev2".to_string()])
+    );
+    assert_eq!(h.firewall_sources, ["/etc/nftables.conf"]);
 }
 
 #[test]
@@ -109,4 +114,20 @@ fn growing_loss_counters_are_critical() {
         .findings
         .iter()
         .any(|f| f.code == "counters.loss" && f.severity == Severity::Critical));
+}
+
+#[test]
+fn firewall_rule_lines() {
+    use rdmascope_doctor::blocks_rocev2;
+    assert!(blocks_rocev2("udp dport 4791 drop"));
+    assert!(blocks_rocev2(
+        "ip saddr 10.0.0.0/8 udp dport { 4791, 53 } reject"
+    ));
+    assert!(blocks_rocev2("-A INPUT -p udp -m udp --dport 4791 -j DROP"));
+    assert!(blocks_rocev2(
+        "-A INPUT -p udp --dport 4791 -j REJECT --reject-with icmp-port-unreachable"
+    ));
+    assert!(!blocks_rocev2("udp dport 4791 accept"));
+    assert!(!blocks_rocev2("-A INPUT -p tcp --dport 4791 -j DROP"));
+    assert!(!blocks_rocev2("udp dport 53 drop"));
 }
