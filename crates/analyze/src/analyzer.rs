@@ -688,8 +688,8 @@ impl Analyzer {
         }
         match info.op {
             Operation::Cnp => self.cnp(m, fi),
-            Operation::Acknowledge | Operation::AtomicAcknowledge => self.ack(m, fi, e),
-            op if op.is_response() => self.read_response(m, fi, e, op),
+            Operation::Acknowledge | Operation::AtomicAcknowledge => self.ack(m, fi, e, bth),
+            op if op.is_response() => self.read_response(m, fi, e, bth, op),
             _ if info.transport == Transport::Ud => {
                 let fl = &mut self.flows[fi];
                 fl.close_message(u64::from(e.payload_len), info.op);
@@ -698,13 +698,20 @@ impl Analyzer {
                     self.cm_message(m, src, dst, *cm);
                 }
             }
-            _ if info.known => self.request(m, fi, e, info, v2),
+            _ if info.known => self.request(m, fi, e, bth, info, v2),
             _ => {}
         }
     }
 
-    fn request(&mut self, m: &PacketMeta, fi: usize, e: &Event, info: &OpInfo, v2: bool) {
-        let bth = e.bth.expect("request has a BTH");
+    fn request(
+        &mut self,
+        m: &PacketMeta,
+        fi: usize,
+        e: &Event,
+        bth: BthRepr,
+        info: &OpInfo,
+        v2: bool,
+    ) {
         let ts = m.ts_ns;
         let is_read = info.op == Operation::ReadRequest;
         let ce = e.ecn == Some(3) && v2;
@@ -875,8 +882,7 @@ impl Analyzer {
         Some(c)
     }
 
-    fn ack(&mut self, m: &PacketMeta, fi: usize, e: &Event) {
-        let bth = e.bth.expect("ack has a BTH");
+    fn ack(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: BthRepr) {
         let Some(aeth) = e.aeth else { return };
         let ts = m.ts_ns;
         let req = self.requester_of(fi, Some(bth.psn));
@@ -944,8 +950,7 @@ impl Analyzer {
         }
     }
 
-    fn read_response(&mut self, m: &PacketMeta, fi: usize, e: &Event, op: Operation) {
-        let bth = e.bth.expect("response has a BTH");
+    fn read_response(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: BthRepr, op: Operation) {
         let req = self.requester_of(fi, Some(bth.psn));
         let fl = &mut self.flows[fi];
         if matches!(op.position(), Position::First | Position::Middle) {
