@@ -254,7 +254,7 @@ enum Ev {
     Tx(usize),
     Emit(Box<Out>),
     Arrive(Deliver),
-    Timeout(usize, u64),
+    Timeout(usize),
     Aux(usize),
 }
 
@@ -305,8 +305,12 @@ struct Conn {
     tx_pending: bool,
     blocked: bool,
     paused_until: u64,
-    timer_gen: u64,
+    /// The ACK timer: armed, its deadline, and whether a Timeout event is queued. One queued
+    /// event per connection re-queues itself at the current deadline, so progress (every ACK)
+    /// moves the deadline without adding events to the heap.
     timer_armed: bool,
+    timer_deadline: u64,
+    timer_queued: bool,
     rate: f64,
     target: f64,
     alpha: f64,
@@ -520,7 +524,7 @@ impl<'s> Sim<'s> {
                 Ev::Arrive(Deliver::Req(c, p)) => self.rx_req(ts, c, p),
                 Ev::Arrive(Deliver::Resp(c, r)) => self.rx_resp(ts, c, r),
                 Ev::Arrive(Deliver::Cm(c, m)) => self.cm(ts, c, m),
-                Ev::Timeout(c, g) => self.timeout(ts, c, g),
+                Ev::Timeout(c) => self.timeout(ts, c),
                 Ev::Aux(a) => self.aux_step(ts, a),
             }
             if let Some(e) = self.io_error.take() {
@@ -1177,9 +1181,7 @@ impl<'s> Sim<'s> {
             drop,
         );
         if !self.conns[c].timer_armed {
-            self.conns[c].timer_armed = true;
-            let g = self.conns[c].timer_gen;
-            self.push(now + timeout_ns, Ev::Timeout(c, g));
+            self.arm_timer(c, now + timeout_ns);
         }
         let wire = self.wire_ns(t.payload_len as u32 + 80);
         let rate = self.conns[c].rate.max(0.01);
@@ -1202,22 +1204,27 @@ impl<'s> Sim<'s> {
             conn.resend = conn
                 .resend
                 .and_then(|(i, cause)| (i > n).then(|| (i - n, cause)));
-            conn.timer_gen += 1;
             conn.timer_armed = false;
         }
         n
     }
 
+    fn arm_timer(&mut self, c: usize, deadline: u64) {
+        let conn = &mut self.conns[c];
+        conn.timer_armed = true;
+        conn.timer_deadline = deadline;
+        if !conn.timer_queued {
+            conn.timer_queued = true;
+            self.push(deadline, Ev::Timeout(c));
+        }
+    }
+
     fn rearm(&mut self, now: u64, c: usize) {
         let conn = &mut self.conns[c];
         if !conn.outstanding.is_empty() && !conn.timer_armed {
-            conn.timer_armed = true;
             // The timer runs from when the requester may send again (after an RNR wait).
-            let (g, t) = (
-                conn.timer_gen,
-                conn.cfg.timeout_ns + conn.paused_until.saturating_sub(now),
-            );
-            self.push(now + t, Ev::Timeout(c, g));
+            let t = conn.cfg.timeout_ns + conn.paused_until.saturating_sub(now);
+            self.arm_timer(c, now + t);
         }
     }
 
@@ -1227,7 +1234,6 @@ impl<'s> Sim<'s> {
             conn.resend = Some((0, cause));
         }
         conn.paused_until = at;
-        conn.timer_gen += 1;
         conn.timer_armed = false;
         self.schedule_tx(at.max(now), c);
     }
@@ -1275,9 +1281,17 @@ impl<'s> Sim<'s> {
         }
     }
 
-    fn timeout(&mut self, now: u64, c: usize, g: u64) {
+    fn timeout(&mut self, now: u64, c: usize) {
         let conn = &mut self.conns[c];
-        if g != conn.timer_gen || conn.outstanding.is_empty() || conn.finished {
+        conn.timer_queued = false;
+        if !conn.timer_armed || conn.outstanding.is_empty() || conn.finished {
+            return;
+        }
+        if now < conn.timer_deadline {
+            // Progress moved the deadline since this event was queued.
+            let d = conn.timer_deadline;
+            conn.timer_queued = true;
+            self.push(d, Ev::Timeout(c));
             return;
         }
         conn.timer_armed = false;
@@ -1794,8 +1808,9 @@ impl Conn {
             tx_pending: false,
             blocked: false,
             paused_until: 0,
-            timer_gen: 0,
             timer_armed: false,
+            timer_deadline: 0,
+            timer_queued: false,
             rate: cfg.rate,
             target: cfg.rate,
             alpha: 1.0,
