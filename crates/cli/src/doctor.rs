@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use comfy_table::{presets, Table};
-use rdmascope_doctor::{Host, Severity};
+use rdmascope_doctor::{Finding, Host, Severity};
 
 #[derive(clap::Subcommand)]
 pub enum DoctorCmd {
@@ -62,15 +62,7 @@ pub fn run(a: &DoctorArgs) -> Result<std::process::ExitCode> {
         write!(out, "{}", render(&host))?;
     }
     out.flush()?;
-    let critical = host
-        .findings
-        .iter()
-        .any(|f| f.severity == Severity::Critical);
-    Ok(if critical {
-        std::process::ExitCode::from(2)
-    } else {
-        std::process::ExitCode::SUCCESS
-    })
+    Ok(exit_code(&host.findings))
 }
 
 fn table(header: &[&str]) -> Table {
@@ -263,24 +255,38 @@ pub fn render(h: &Host) -> String {
         s.push_str(&format!("Not available on this host: {n}\n"));
     }
     s.push('\n');
-    if h.findings.is_empty() {
-        s.push_str("Findings: none.\n");
-    } else {
-        s.push_str("Findings:\n");
-        for f in &h.findings {
-            let sev = match f.severity {
-                Severity::Critical => "CRITICAL",
-                Severity::Warning => "WARNING ",
-                Severity::Info => "info    ",
-            };
-            s.push_str(&format!("  {sev} {:<24} {}\n", f.code, f.summary));
-            for e in &f.evidence {
-                s.push_str(&format!("           - {e}\n"));
-            }
-            s.push_str(&format!("           what to do: {}\n", f.advice));
+    s.push_str(&findings_text(&h.findings));
+    s
+}
+
+/// The findings block shared by every doctor report.
+fn findings_text(findings: &[Finding]) -> String {
+    if findings.is_empty() {
+        return "Findings: none.\n".into();
+    }
+    let mut s = String::from("Findings:\n");
+    for f in findings {
+        let sev = match f.severity {
+            Severity::Critical => "CRITICAL",
+            Severity::Warning => "WARNING ",
+            Severity::Info => "info    ",
+        };
+        s.push_str(&format!("  {sev} {:<24} {}\n", f.code, f.summary));
+        for e in &f.evidence {
+            s.push_str(&format!("           - {e}\n"));
         }
+        s.push_str(&format!("           what to do: {}\n", f.advice));
     }
     s
+}
+
+/// Exit code 2 when any finding is critical, else 0.
+fn exit_code(findings: &[Finding]) -> std::process::ExitCode {
+    if findings.iter().any(|f| f.severity == Severity::Critical) {
+        std::process::ExitCode::from(2)
+    } else {
+        std::process::ExitCode::SUCCESS
+    }
 }
 
 fn nccl(logs: &[String], json: bool) -> Result<std::process::ExitCode> {
@@ -330,34 +336,10 @@ fn nccl(logs: &[String], json: bool) -> Result<std::process::ExitCode> {
             "rdmascope doctor nccl: {}\n{t}\n",
             rep.files.join(", ")
         )?;
-        if rep.findings.is_empty() {
-            writeln!(out, "Findings: none.")?;
-        } else {
-            writeln!(out, "Findings:")?;
-            for f in &rep.findings {
-                let sev = match f.severity {
-                    Severity::Critical => "CRITICAL",
-                    Severity::Warning => "WARNING ",
-                    Severity::Info => "info    ",
-                };
-                writeln!(out, "  {sev} {:<24} {}", f.code, f.summary)?;
-                for e in &f.evidence {
-                    writeln!(out, "           - {e}")?;
-                }
-                writeln!(out, "           what to do: {}", f.advice)?;
-            }
-        }
+        write!(out, "{}", findings_text(&rep.findings))?;
     }
     out.flush()?;
-    let critical = rep
-        .findings
-        .iter()
-        .any(|f| f.severity == Severity::Critical);
-    Ok(if critical {
-        std::process::ExitCode::from(2)
-    } else {
-        std::process::ExitCode::SUCCESS
-    })
+    Ok(exit_code(&rep.findings))
 }
 
 fn compare(reports: &[String], json: bool) -> Result<std::process::ExitCode> {

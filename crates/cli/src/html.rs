@@ -18,6 +18,32 @@ const ML: f64 = 80.0;
 const MR: f64 = 20.0;
 const MT: f64 = 20.0;
 const MB: f64 = 50.0;
+/// A series to draw: name, values, colour.
+type Line<'a> = (String, Vec<f64>, &'a str);
+
+/// Report series as chart lines, each value scaled by `f`; "other flows" in grey.
+fn lines(
+    series: &[rdmascope_analyze::report::Series],
+    f: impl Fn(u64) -> f64,
+) -> Vec<Line<'static>> {
+    series
+        .iter()
+        .enumerate()
+        .map(|(i, se)| {
+            let colour = if se.name.ends_with("other flows") {
+                OTHER
+            } else {
+                PALETTE[i % PALETTE.len()]
+            };
+            (
+                se.name.clone(),
+                se.values.iter().map(|v| f(*v)).collect(),
+                colour,
+            )
+        })
+        .collect()
+}
+
 /// A CDF to draw: name, (x, fraction) points, colour.
 type CdfSeries<'a> = (String, Vec<(f64, f64)>, &'a str);
 
@@ -372,28 +398,9 @@ pub fn render(r: &Report) -> String {
     let xs: Vec<f64> = (0..tl.buckets)
         .map(|i| (i as f64 + 0.5) * tl.bucket_ns as f64 / 1e6)
         .collect();
-    let gbps = |v: &[u64]| -> Vec<f64> {
-        v.iter()
-            .map(|b| *b as f64 * 8.0 / tl.bucket_ns.max(1) as f64)
-            .collect()
-    };
     s.push_str("<section id=\"charts\"><h2>Over time</h2>");
-    let tput: Vec<(String, Vec<f64>, &str)> = tl
-        .throughput_bytes
-        .iter()
-        .enumerate()
-        .map(|(i, se)| {
-            (
-                se.name.clone(),
-                gbps(&se.values),
-                if se.name.ends_with("other flows") {
-                    OTHER
-                } else {
-                    PALETTE[i % PALETTE.len()]
-                },
-            )
-        })
-        .collect();
+    let bucket = tl.bucket_ns.max(1) as f64;
+    let tput = lines(&tl.throughput_bytes, |b| b as f64 * 8.0 / bucket);
     s.push_str(&line_chart(
         "chart-throughput",
         "Throughput per QP (busiest flows, the rest summed)",
@@ -403,18 +410,7 @@ pub fn render(r: &Report) -> String {
         &tput,
         false,
     ));
-    let ev: Vec<(String, Vec<f64>, &str)> = tl
-        .events
-        .iter()
-        .enumerate()
-        .map(|(i, se)| {
-            (
-                se.name.clone(),
-                se.values.iter().map(|v| *v as f64).collect(),
-                PALETTE[i % PALETTE.len()],
-            )
-        })
-        .collect();
+    let ev = lines(&tl.events, |v| v as f64);
     let per = format!("packets per {:.1} µs", tl.bucket_ns as f64 / 1e3);
     s.push_str(&line_chart(
         "chart-events",
@@ -425,21 +421,7 @@ pub fn render(r: &Report) -> String {
         &ev,
         false,
     ));
-    let pfc: Vec<(String, Vec<f64>, &str)> = tl
-        .pfc_pause_ns
-        .iter()
-        .enumerate()
-        .map(|(i, se)| {
-            (
-                se.name.clone(),
-                se.values
-                    .iter()
-                    .map(|v| *v as f64 * 100.0 / tl.bucket_ns.max(1) as f64)
-                    .collect(),
-                PALETTE[i % PALETTE.len()],
-            )
-        })
-        .collect();
+    let pfc = lines(&tl.pfc_pause_ns, |ns| ns as f64 * 100.0 / bucket);
     if pfc.is_empty() {
         s.push_str("<figure id=\"chart-pfc\"><figcaption>PFC pause time per priority</figcaption><p class=\"note\">No PFC or PAUSE frame in this capture.</p></figure>");
     } else {

@@ -9,16 +9,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-const SCENARIOS: [&str; 8] = [
-    "clean",
-    "lossy",
-    "rnr",
-    "incast",
-    "pfc-storm",
-    "misconfig",
-    "ib",
-    "mixed",
-];
+use common::SCENARIOS;
 const COUNTERS: [&str; 14] = [
     "packets",
     "bytes",

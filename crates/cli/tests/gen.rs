@@ -10,16 +10,7 @@ use std::process::Command;
 
 use rdmascope_wire::{DecodeOptions, IcrcStatus, OpInfo};
 
-const SCENARIOS: [&str; 8] = [
-    "clean",
-    "lossy",
-    "rnr",
-    "incast",
-    "pfc-storm",
-    "misconfig",
-    "ib",
-    "mixed",
-];
+use common::SCENARIOS;
 
 fn dir() -> std::path::PathBuf {
     common::tmp_dir("gen-test")

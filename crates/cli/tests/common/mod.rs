@@ -88,3 +88,15 @@ pub fn tmp_dir(tag: &str) -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// Every `gen` scenario.
+pub const SCENARIOS: [&str; 8] = [
+    "clean",
+    "lossy",
+    "rnr",
+    "incast",
+    "pfc-storm",
+    "misconfig",
+    "ib",
+    "mixed",
+];
