@@ -138,12 +138,16 @@ enum Lat {
     Done(Latency),
 }
 
+/// A latency histogram: 2 significant digits from 1 ns to 100 s.
+fn latency_histogram() -> Histogram<u32> {
+    // Constant, valid bounds (low ≥ 1, high ≥ 2 × low, 2 significant digits): cannot fail.
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, 2).expect("valid histogram bounds")
+}
+
 impl Lat {
     fn record(&mut self, v: u64) {
         if let Self::Empty = self {
-            *self = Self::Live(Box::new(
-                Histogram::new_with_bounds(1, MAX_LATENCY_NS, 2).expect("valid histogram bounds"),
-            ));
+            *self = Self::Live(Box::new(latency_histogram()));
         }
         if let Self::Live(h) = self {
             h.saturating_record(v.clamp(1, MAX_LATENCY_NS));
@@ -903,10 +907,10 @@ impl Analyzer {
                             first.get_or_insert(t);
                             rf.ackreq.pop_front();
                             record(&mut rf.ack_lat, ts.saturating_sub(t));
-                            let h = self.ack_class.entry(rf.class).or_insert_with(|| {
-                                Histogram::new_with_bounds(1, MAX_LATENCY_NS, 2)
-                                    .expect("valid histogram bounds")
-                            });
+                            let h = self
+                                .ack_class
+                                .entry(rf.class)
+                                .or_insert_with(latency_histogram);
                             h.saturating_record(ts.saturating_sub(t).clamp(1, MAX_LATENCY_NS));
                         } else {
                             break;
