@@ -1,8 +1,16 @@
 //! Capture sources and sinks: pcap and pcapng files (plain or gzip-compressed) in, pcap and
-//! pcapng out. Formats are recognised by their magic numbers, never by file names.
+//! pcapng out, and on Linux live capture and replay. Formats are recognised by their magic
+//! numbers, never by file names.
+//!
+//! `unsafe` is denied everywhere except in [`live`], which talks to the kernel and to
+//! libraries loaded at run time.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub mod live;
+pub mod output;
 mod reader;
 mod writer;
 

@@ -147,6 +147,10 @@ impl<W: Write> PcapngWriter<W> {
         self.out.flush()
     }
 
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
+
     pub fn into_inner(self) -> W {
         self.out
     }

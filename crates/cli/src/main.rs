@@ -2,11 +2,13 @@
 //! renders; the engines live in the library crates.
 
 mod analyze;
+mod capture;
 mod doctor;
 mod gen;
 mod html;
 mod print;
 mod show;
+mod sniff;
 mod timefmt;
 
 use clap::{Parser, Subcommand};
@@ -32,6 +34,10 @@ enum Cmd {
     Doctor(doctor::DoctorArgs),
     /// Write a realistic RDMA traffic scenario as a capture, with its ground truth.
     Gen(gen::GenArgs),
+    /// Capture live traffic to pcapng (network interfaces and RDMA devices), reporting drops.
+    Capture(capture::CaptureArgs),
+    /// Send the frames of a capture onto an interface, paced as recorded or at a set rate.
+    Replay(capture::ReplayArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -50,6 +56,8 @@ fn main() -> std::process::ExitCode {
         Cmd::Show(a) => show::run(&a),
         Cmd::Gen(a) => gen::run(&a),
         Cmd::Analyze(a) => analyze::run(&a),
+        Cmd::Capture(a) => capture::run_capture(&a),
+        Cmd::Replay(a) => capture::run_replay(&a),
     };
     match r {
         Ok(()) => std::process::ExitCode::SUCCESS,
