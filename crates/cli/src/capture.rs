@@ -17,7 +17,7 @@ use crate::print;
 
 const LINKTYPE_ETHERNET: u16 = 1;
 /// What "the whole frame" means for `-s 0` (libpcap's MAXIMUM_SNAPLEN).
-const MAX_SNAPLEN: u32 = 262_144;
+pub(crate) const MAX_SNAPLEN: u32 = 262_144;
 
 #[derive(clap::Args)]
 pub struct CaptureArgs {
@@ -152,7 +152,7 @@ fn read_trim(p: &str) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
-fn section_comment() -> String {
+pub(crate) fn section_comment() -> String {
     let host = read_trim("/proc/sys/kernel/hostname").unwrap_or_else(|| "unknown host".into());
     let kernel = read_trim("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into());
     format!(
@@ -214,36 +214,15 @@ pub fn run_capture(a: &CaptureArgs) -> Result<()> {
     )?;
     let if_drops_start = live::interface_drops(&root, &a.iface);
 
-    let mut sink = match a.write.as_deref() {
-        Some(w) => {
-            let dest = if w == "-" {
-                Destination::Stdout
-            } else {
-                Destination::File {
-                    path: PathBuf::from(w),
-                    ring: a.file_size.map(|file_size| Ring {
-                        file_size,
-                        files: a.files,
-                    }),
-                }
-            };
-            let iface = OutputInterface {
-                linktype: LINKTYPE_ETHERNET,
-                snaplen,
-                name: a.iface.clone(),
-                speed_bps: live::interface_speed(&root, &a.iface),
-            };
-            Sink::File(PcapngOutput::create(dest, &section_comment(), vec![iface])?)
-        }
-        None => Sink::Lines {
-            printer: print::Printer::new(print::Style::Line),
-            out: std::io::BufWriter::new(std::io::stdout()),
-            opts: DecodeOptions {
-                verify_crc: false,
-                ..Default::default()
-            },
+    let mut sink = Sink::create(
+        a,
+        OutputInterface {
+            linktype: LINKTYPE_ETHERNET,
+            snaplen,
+            name: a.iface.clone(),
+            speed_bps: live::interface_speed(&root, &a.iface),
         },
-    };
+    )?;
     let stop = live::signals::stop_flag();
     eprintln!(
         "rdmascope: capturing on {} (filter: {filter_desc}, snaplen {snaplen}); Ctrl-C stops",
@@ -349,6 +328,11 @@ pub fn run_capture(a: &CaptureArgs) -> Result<()> {
     if let Some(e) = error {
         return Err(e);
     }
+    analyze_after(a, &files)
+}
+
+/// `--analyze`: the `analyze` report of what was written.
+pub(crate) fn analyze_after(a: &CaptureArgs, files: &[PathBuf]) -> Result<()> {
     if a.analyze && !files.is_empty() {
         let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
         crate::analyze::run(&crate::analyze::AnalyzeArgs {
@@ -365,15 +349,15 @@ pub fn run_capture(a: &CaptureArgs) -> Result<()> {
 }
 
 #[derive(Default)]
-struct State {
-    packets: u64,
-    bytes: u64,
-    kernel_seen: u64,
-    kernel_drops: u64,
-    saw_rdma: bool,
+pub(crate) struct State {
+    pub packets: u64,
+    pub bytes: u64,
+    pub kernel_seen: u64,
+    pub kernel_drops: u64,
+    pub saw_rdma: bool,
 }
 
-fn status_line(st: &State, elapsed: Duration) {
+pub(crate) fn status_line(st: &State, elapsed: Duration) {
     let secs = elapsed.as_secs_f64().max(1e-9);
     eprint!(
         "\r{} packets, {} bytes, {:.0} pps, {:.1} Mb/s, {} kernel drops   ",
@@ -412,21 +396,62 @@ impl Detect {
     }
 }
 
-enum Sink {
+pub(crate) enum Sink {
     File(PcapngOutput),
     Lines {
         printer: print::Printer,
         out: std::io::BufWriter<std::io::Stdout>,
         opts: DecodeOptions,
+        linktype: u16,
     },
 }
 
 impl Sink {
-    fn write(&mut self, number: u64, ts_ns: u64, orig_len: u32, data: &[u8]) -> Result<()> {
+    /// The pcapng output `-w` asks for, or one printed line per packet.
+    pub(crate) fn create(a: &CaptureArgs, iface: OutputInterface) -> Result<Self> {
+        Ok(match a.write.as_deref() {
+            Some(w) => {
+                let dest = if w == "-" {
+                    Destination::Stdout
+                } else {
+                    Destination::File {
+                        path: PathBuf::from(w),
+                        ring: a.file_size.map(|file_size| Ring {
+                            file_size,
+                            files: a.files,
+                        }),
+                    }
+                };
+                Sink::File(PcapngOutput::create(dest, &section_comment(), vec![iface])?)
+            }
+            None => Sink::Lines {
+                printer: print::Printer::new(print::Style::Line),
+                out: std::io::BufWriter::new(std::io::stdout()),
+                opts: DecodeOptions {
+                    verify_crc: false,
+                    ..Default::default()
+                },
+                linktype: iface.linktype,
+            },
+        })
+    }
+
+    pub(crate) fn write(
+        &mut self,
+        number: u64,
+        ts_ns: u64,
+        orig_len: u32,
+        data: &[u8],
+    ) -> Result<()> {
         match self {
             Sink::File(o) => Ok(o.write(0, ts_ns, orig_len, data)?),
-            Sink::Lines { printer, out, opts } => {
-                let frame = Frame::decode(u32::from(LINKTYPE_ETHERNET), data, orig_len, opts);
+            Sink::Lines {
+                printer,
+                out,
+                opts,
+                linktype,
+            } => {
+                let frame = Frame::decode(u32::from(*linktype), data, orig_len, opts);
                 let meta = RecordMeta {
                     number,
                     ts_ns,
@@ -438,7 +463,7 @@ impl Sink {
         }
     }
 
-    fn finish(self) -> Result<Vec<PathBuf>> {
+    pub(crate) fn finish(self) -> Result<Vec<PathBuf>> {
         match self {
             Sink::File(o) => Ok(o.finish()?.files),
             Sink::Lines { mut out, .. } => {

@@ -6,6 +6,7 @@ pub mod bpf;
 pub mod rdma;
 mod ring;
 pub mod signals;
+pub mod verbs;
 
 use std::io;
 
