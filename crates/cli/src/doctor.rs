@@ -184,6 +184,8 @@ pub fn render(h: &Host) -> String {
         "RoCE MTU",
         "ECN np prios",
         "ECN rp prios",
+        "PFC prios",
+        "trust",
     ]);
     for n in &h.netdevs {
         let ecn = |v: Option<[bool; 8]>| match v {
@@ -205,9 +207,27 @@ pub fn render(h: &Host) -> String {
             n.roce_mtu.map_or("-".into(), |m| m.to_string()),
             ecn(n.ecn_np),
             ecn(n.ecn_rp),
+            ecn(n.pfc.as_ref().map(|p| p.enabled)),
+            n.trust.clone().unwrap_or_else(|| "not available".into()),
         ]);
     }
     s.push_str(&format!("Network interfaces:\n{t}\n\n"));
+    let pauses: Vec<String> = h
+        .netdevs
+        .iter()
+        .flat_map(|n| {
+            n.pause_counters
+                .iter()
+                .filter(|(_, v)| **v > 0)
+                .map(move |(k, v)| format!("  {} {k} = {v}", n.name))
+        })
+        .collect();
+    if !pauses.is_empty() {
+        s.push_str(&format!(
+            "Non-zero pause counters (ethtool -S):\n{}\n\n",
+            pauses.join("\n")
+        ));
+    }
     let mut any = false;
     for d in &h.devices {
         for p in &d.ports {
@@ -252,7 +272,7 @@ pub fn render(h: &Host) -> String {
         ));
     }
     for n in &h.not_available {
-        s.push_str(&format!("Not available on this host: {n}\n"));
+        s.push_str(&format!("Not checked: {n}\n"));
     }
     s.push('\n');
     s.push_str(&findings_text(&h.findings));

@@ -156,6 +156,7 @@ fn compare_names_the_odd_host() {
         h["netdevs"][0]["mtu"] = mtu.into();
         h["netdevs"][0]["roce_mtu"] = if mtu == 1500 { 1024 } else { 4096 }.into();
         h["netdevs"][0]["ecn_np"][3] = ecn3.into();
+        h["netdevs"][0]["pfc"]["enabled"][3] = ecn3.into();
         let p = d.join(format!("{name}.json"));
         std::fs::write(&p, serde_json::to_string(&h).unwrap()).unwrap();
         paths.push(p);
@@ -172,6 +173,7 @@ fn compare_names_the_odd_host() {
         "netdev MTU",
         "RoCE MTU",
         "ECN np priorities",
+        "PFC priorities",
         "node3: 1500",
         "node3: 1024",
     ] {

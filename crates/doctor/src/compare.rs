@@ -64,6 +64,14 @@ fn settings(h: &Host) -> BTreeMap<String, String> {
                 );
                 m.insert(format!("{id} ECN np priorities"), ecn(n.ecn_np));
                 m.insert(format!("{id} ECN rp priorities"), ecn(n.ecn_rp));
+                m.insert(
+                    format!("{id} PFC priorities"),
+                    ecn(n.pfc.as_ref().map(|p| p.enabled)),
+                );
+                m.insert(
+                    format!("{id} trust"),
+                    n.trust.clone().unwrap_or_else(|| "not available".into()),
+                );
             }
             // The index of the RoCE v2 GID of each IPv4 subnet (/24): applications configure it.
             for g in p

@@ -4,13 +4,18 @@
 //!
 //! Read: RDMA devices and ports (state, physical state, rate, link layer, LID/SM LID, P_Keys),
 //! GID tables with types and netdevs, the RDMA device ↔ netdev mapping, netdev MTU and the RoCE
-//! MTU it allows, mlx5 ECN enables, port and hw counters (rates with `--interval`), loaded RDMA
-//! modules. Not read yet: PFC and trust mode (DCB netlink), ethtool pause counters, firewall
-//! rules; the report says so instead of guessing.
+//! MTU it allows, mlx5 ECN enables, PFC per priority and the trust mode (DCB netlink), the
+//! netdev's pause counters (ethtool statistics), port and hw counters (rates with `--interval`),
+//! firewall rules for UDP 4791, loaded RDMA modules. What cannot be read on a host is listed in
+//! `not_available` instead of guessed.
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod compare;
+pub mod dcb;
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+pub mod kernel;
 pub mod nccl;
 mod sysfs;
 
@@ -91,6 +96,18 @@ pub struct Netdev {
     /// mlx5 `ecn/roce_np/enable/<prio>` and `ecn/roce_rp/enable/<prio>`, per priority.
     pub ecn_np: Option<[bool; 8]>,
     pub ecn_rp: Option<[bool; 8]>,
+    /// PFC per priority (DCB), when the driver offers it.
+    #[serde(default)]
+    pub pfc: Option<dcb::Pfc>,
+    /// "dscp" or "pcp": how the NIC classifies received traffic into priorities (DCB APP table).
+    #[serde(default)]
+    pub trust: Option<String>,
+    /// The priority RoCE's DSCP 26 lands in under DSCP trust.
+    #[serde(default)]
+    pub roce_dscp_priority: Option<u8>,
+    /// Pause counters from the ethtool statistics (`rx_prio3_pause`, ...).
+    #[serde(default)]
+    pub pause_counters: BTreeMap<String, u64>,
 }
 
 /// A counter's growth between two reads.
@@ -305,10 +322,21 @@ pub fn read(root: &Path) -> Host {
                 },
                 ecn_np: read_ecn(&r, &n, "roce_np"),
                 ecn_rp: read_ecn(&r, &n, "roce_rp"),
+                pfc: None,
+                trust: None,
+                roce_dscp_priority: None,
+                pause_counters: BTreeMap::new(),
                 name: n,
             }
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let mut not_available = Vec::new();
+    let mut netdevs = netdevs;
+    for n in netdevs.iter_mut() {
+        if rdma_netdevs.is_empty() || roce_netdevs.contains(&n.name) {
+            read_dcb(root, &r, n, &mut not_available);
+        }
+    }
     let modules = r
         .read("proc/modules")
         .map(|s| {
@@ -323,20 +351,99 @@ pub fn read(root: &Path) -> Host {
     Host {
         schema: "rdmascope.doctor.v1".into(),
         root: root.display().to_string(),
-        hostname: r.read("proc/sys/kernel/hostname").or_else(|| r.read("etc/hostname")),
+        hostname: r
+            .read("proc/sys/kernel/hostname")
+            .or_else(|| r.read("etc/hostname")),
         kernel: r.read("proc/sys/kernel/osrelease"),
         devices,
         netdevs,
         modules,
         firewall_blocks,
         firewall_sources,
-        not_available: vec![
-            "PFC per priority and trust mode: the DCB netlink interface is not read by this version".into(),
-            "per-priority pause counters: ethtool statistics are not read by this version".into(),
-        ],
+        not_available,
         rates: Vec::new(),
         findings: Vec::new(),
     }
+}
+
+/// PFC, trust mode and pause counters of netdev `n`: from the kernel (DCB netlink, ethtool
+/// ioctl) on the live root, else from saved `dcb`/`ethtool -S` output under
+/// `ROOT/commands/` (`dcb_pfc_show_dev_IF`, `dcb_app_show_dev_IF`, `ethtool_-S_IF`).
+fn read_dcb(root: &Path, r: &Root, n: &mut Netdev, not_available: &mut Vec<String>) {
+    let live = root == Path::new("/");
+    let name = n.name.clone();
+    let state: Result<dcb::Dcb, String> = if live {
+        live_dcb(&name)
+    } else {
+        match r.read(&format!("commands/dcb_pfc_show_dev_{name}")) {
+            Some(t) => Ok(dcb::Dcb {
+                pfc: dcb::parse_dcb_pfc(&t),
+                apps: r
+                    .read(&format!("commands/dcb_app_show_dev_{name}"))
+                    .map(|t| dcb::parse_dcb_app(&t))
+                    .unwrap_or_default(),
+            }),
+            None => Err(
+                "no saved `dcb pfc show` output under this root (commands/dcb_pfc_show_dev_IF)"
+                    .into(),
+            ),
+        }
+    };
+    match state {
+        Ok(d) if d.pfc.is_some() => {
+            n.trust = Some(d.trust().to_string());
+            n.roce_dscp_priority = (d.trust() == "dscp")
+                .then(|| d.dscp_priority(dcb::ROCE_DSCP).unwrap_or(dcb::ROCE_DSCP >> 3));
+            n.pfc = d.pfc;
+        }
+        Ok(_) => not_available.push(format!(
+            "{name}: PFC and trust mode: not available on this host (the driver reports no PFC configuration)"
+        )),
+        Err(e) => not_available.push(format!(
+            "{name}: PFC and trust mode: not available on this host (DCB netlink: {e})"
+        )),
+    }
+    let stats: Result<BTreeMap<String, u64>, String> = if live {
+        live_ethtool(&name)
+    } else {
+        r.read(&format!("commands/ethtool_-S_{name}"))
+            .map(|t| dcb::parse_ethtool_stats(&t))
+            .ok_or_else(|| "no saved `ethtool -S` output under this root".into())
+    };
+    match stats {
+        Ok(s) => {
+            n.pause_counters = dcb::pause_counters(&s);
+            if n.pause_counters.is_empty() {
+                not_available.push(format!(
+                    "{name}: per-priority pause counters: not available on this host (no pause counter among its {} ethtool statistics)",
+                    s.len()
+                ));
+            }
+        }
+        Err(e) => not_available.push(format!(
+            "{name}: per-priority pause counters: not available on this host (ethtool statistics: {e})"
+        )),
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn live_dcb(name: &str) -> Result<dcb::Dcb, String> {
+    kernel::dcb(name)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn live_dcb(_: &str) -> Result<dcb::Dcb, String> {
+    Err("only Linux has DCB netlink".into())
+}
+
+#[cfg(target_os = "linux")]
+fn live_ethtool(name: &str) -> Result<BTreeMap<String, u64>, String> {
+    kernel::ethtool_stats(name)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn live_ethtool(_: &str) -> Result<BTreeMap<String, u64>, String> {
+    Err("only Linux has the ethtool ioctl".into())
 }
 
 /// True when a firewall rule line drops or rejects UDP destination port 4791.
@@ -473,6 +580,23 @@ pub fn rates(before: &Host, after: &Host, secs: f64) -> Vec<Rate> {
             }
         }
     }
+    for n1 in &after.netdevs {
+        let Some(n0) = before.netdevs.iter().find(|n| n.name == n1.name) else {
+            continue;
+        };
+        for (k, v1) in &n1.pause_counters {
+            let v0 = n0.pause_counters.get(k).copied().unwrap_or(0);
+            if *v1 > v0 {
+                out.push(Rate {
+                    device: n1.name.clone(),
+                    port: 0,
+                    counter: k.clone(),
+                    per_second: (v1 - v0) as f64 / secs.max(1e-9),
+                    meaning: "PFC/PAUSE frames: a receiver's buffer filled and the link was stopped; steady growth is congestion spreading backwards (a pause storm at worst)".into(),
+                });
+            }
+        }
+    }
     out
 }
 
@@ -548,6 +672,47 @@ pub fn check(host: &mut Host) {
             }
         }
     }
+    for n in host.netdevs.iter().filter(|n| n.roce_mtu.is_some()) {
+        let Some(pfc) = &n.pfc else { continue };
+        let on: Vec<String> = (0..8)
+            .filter(|p| pfc.enabled[*p])
+            .map(|p| p.to_string())
+            .collect();
+        let (prio, why) = match n.roce_dscp_priority {
+            Some(p) => (
+                p,
+                format!(
+                    "trust dscp: DSCP {} (RoCE's default) maps to priority {p}",
+                    dcb::ROCE_DSCP
+                ),
+            ),
+            None => (
+                3,
+                "trust pcp: RDMA traffic is assumed to use priority 3, the common default"
+                    .to_string(),
+            ),
+        };
+        if on.is_empty() {
+            push(Severity::Warning, "pfc.disabled", format!("{}: PFC is disabled on every priority", n.name), vec![format!("PFC enabled priorities: none (capability {} TCs)", pfc.cap), why], "Without PFC (and without ECN/DCQCN tuned for a lossy fabric) RoCE loses packets under congestion and every loss costs a retransmission of the whole window. Enable PFC on the RDMA priority on the host and every switch port: `dcb pfc set dev <if> prio-pfc 3:on` (or mlnx_qos -i <if> --pfc 0,0,0,1,0,0,0,0).");
+        } else if !pfc.enabled[usize::from(prio & 7)] {
+            push(Severity::Warning, "pfc.priority_mismatch", format!("{}: PFC is on for priority {} but RDMA traffic uses priority {prio}", n.name, on.join(",")), vec![format!("PFC enabled priorities: {}", on.join(",")), why], "PFC protects only the priorities it is enabled on: RDMA traffic on another priority is dropped under congestion. Enable PFC on the priority RDMA uses (or map RoCE's DSCP/PCP to the PFC priority: `dcb app add dev <if> dscp-prio 26:3`), the same on every host and switch.");
+        }
+        let pauses: u64 = n.pause_counters.values().sum::<u64>()
+            + pfc.requests.iter().sum::<u64>()
+            + pfc.indications.iter().sum::<u64>();
+        if pauses > 0 {
+            push(Severity::Info, "counters.pause", format!("{}: PFC pause frames were sent or received since the driver loaded", n.name), n.pause_counters.iter().filter(|(_, v)| **v > 0).map(|(k, v)| format!("{k} = {v}")).collect(), "Some pausing is normal on a lossless fabric; run with --interval 5s to see whether the counters grow steadily (congestion spreading backwards, or a pause storm from a stuck receiver).");
+        }
+    }
+    let trusts: std::collections::BTreeSet<&str> = host
+        .netdevs
+        .iter()
+        .filter(|n| n.roce_mtu.is_some())
+        .filter_map(|n| n.trust.as_deref())
+        .collect();
+    if trusts.len() > 1 {
+        push(Severity::Warning, "trust.mismatch", "RDMA interfaces of this host classify traffic differently (trust dscp on some, pcp on others)".into(), host.netdevs.iter().filter_map(|n| n.trust.as_ref().map(|t| format!("{}: trust {t}", n.name))).collect(), "The trust mode decides which priority (and so which PFC class) a received packet gets: use the same one everywhere — trust dscp for routed RoCEv2 (`mlnx_qos -i <if> --trust dscp`, or a DSCP APP table via `dcb app`), matching the switches.");
+    }
     let rmtus: std::collections::BTreeSet<u32> = host
         .netdevs
         .iter()
@@ -565,6 +730,10 @@ pub fn check(host: &mut Host) {
             .push("firewall rules: neither nft/iptables nor saved rule files could be read".into());
     }
     for r in &host.rates {
+        if r.port == 0 && r.counter.contains("pause") {
+            push(Severity::Warning, "counters.pause", format!("{}: {} grows at {:.1}/s", r.device, r.counter, r.per_second), vec![r.meaning.to_string()], "Links are being paused right now: find the congested receiver (incast, a slow host, a stuck NIC), check ECN/DCQCN is on so senders slow down before PFC triggers, and watch for the pause spreading to other ports.");
+            continue;
+        }
         if LOSS.contains(&r.counter.as_str()) {
             push(Severity::Critical, "counters.loss", format!("{} port {}: {} grows at {:.1}/s", r.device, r.port, r.counter, r.per_second), vec![r.meaning.to_string()], "Packets are being lost right now: check PFC on the RDMA priority end to end, the switch buffers, and link errors.");
         }

@@ -40,6 +40,14 @@ fn a_well_configured_roce_host_has_no_warning() {
     let n = h.netdevs.iter().find(|n| n.name == "ens1f0").unwrap();
     assert_eq!((n.mtu, n.roce_mtu), (Some(4200), Some(4096)));
     assert!(n.ecn_np.unwrap()[3]);
+    let pfc = n.pfc.as_ref().expect("PFC from the saved dcb output");
+    assert_eq!(
+        pfc.enabled,
+        [false, false, false, true, false, false, false, false]
+    );
+    assert_eq!(n.trust.as_deref(), Some("dscp"));
+    assert_eq!(n.roce_dscp_priority, Some(3));
+    assert_eq!(n.pause_counters.get("rx_prio3_pause"), Some(&0));
     assert!(h.modules.contains(&"mlx5_ib".to_string()));
     assert_eq!(h.hostname.as_deref(), Some("roce-good"));
 }
@@ -55,6 +63,9 @@ fn the_classic_mistakes_are_each_found() {
         "gid.no_rocev2",
         "mtu.mismatch",
         "mtu.roce_capped",
+        "pfc.disabled",
+        "pfc.priority_mismatch",
+        "trust.mismatch",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -130,4 +141,110 @@ fn firewall_rule_lines() {
     assert!(!blocks_rocev2("udp dport 4791 accept"));
     assert!(!blocks_rocev2("-A INPUT -p tcp --dport 4791 -j DROP"));
     assert!(!blocks_rocev2("udp dport 53 drop"));
+}
+
+#[test]
+fn pfc_and_trust_mistakes_name_the_interface_and_priorities() {
+    let h = inspect(&fixture("roce-bad"), None);
+    let find = |code: &str| {
+        h.findings
+            .iter()
+            .find(|f| f.code == code)
+            .unwrap_or_else(|| panic!("{code}"))
+    };
+    let m = find("pfc.priority_mismatch");
+    assert!(
+        m.summary.contains("ens1f0")
+            && m.summary.contains("priority 4")
+            && m.summary.contains("uses priority 3"),
+        "{}",
+        m.summary
+    );
+    assert!(find("pfc.disabled").summary.contains("ens1f1"));
+    let t = find("trust.mismatch");
+    assert!(
+        t.evidence.contains(&"ens1f0: trust dscp".to_string())
+            && t.evidence.contains(&"ens1f1: trust pcp".to_string())
+    );
+    assert!(find("counters.pause")
+        .evidence
+        .iter()
+        .any(|e| e == "rx_prio3_pause = 48213"));
+}
+
+#[test]
+fn hosts_without_saved_dcb_output_say_not_available() {
+    let h = inspect(&fixture("soft-roce"), None);
+    assert!(h.netdevs[0].pfc.is_none());
+    assert!(
+        h.not_available
+            .iter()
+            .any(|s| s.contains("eth0: PFC and trust mode: not available on this host")),
+        "{:?}",
+        h.not_available
+    );
+    assert!(h
+        .not_available
+        .iter()
+        .any(|s| s.contains("eth0: per-priority pause counters: not available on this host")));
+}
+
+#[test]
+fn growing_pause_counters_are_a_warning() {
+    let before = rdmascope_doctor::read(&fixture("roce-bad"));
+    let mut after = before.clone();
+    let n = after
+        .netdevs
+        .iter_mut()
+        .find(|n| n.name == "ens1f1")
+        .unwrap();
+    *n.pause_counters.get_mut("rx_prio3_pause").unwrap() += 5000;
+    after.rates = rdmascope_doctor::rates(&before, &after, 5.0);
+    rdmascope_doctor::check(&mut after);
+    let f = after
+        .findings
+        .iter()
+        .find(|f| f.code == "counters.pause" && f.severity == rdmascope_doctor::Severity::Warning)
+        .expect("a warning");
+    assert!(
+        f.summary.contains("rx_prio3_pause grows at 1000.0/s"),
+        "{}",
+        f.summary
+    );
+}
+
+/// The live kernel paths, on a veth pair made for the test (root only): ethtool statistics come
+/// back, and DCB netlink answers "not supported" for a driver without DCB.
+#[cfg(target_os = "linux")]
+#[test]
+fn live_kernel_interfaces_on_a_veth() {
+    use std::process::Command;
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if !root || Command::new("ip").arg("-V").output().is_err() {
+        eprintln!("NOTICE: needs root and iproute2; skipping the live DCB/ethtool test");
+        return;
+    }
+    let a = format!("rsdoc{}", std::process::id() % 100_000);
+    let b = format!("{a}p");
+    struct Del(String);
+    impl Drop for Del {
+        fn drop(&mut self) {
+            let _ = Command::new("ip").args(["link", "del", &self.0]).output();
+        }
+    }
+    let ok = Command::new("ip")
+        .args(["link", "add", &a, "type", "veth", "peer", "name", &b])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let _guard = Del(a.clone());
+    let stats = rdmascope_doctor::kernel::ethtool_stats(&a).expect("veth has ethtool statistics");
+    assert!(stats.contains_key("peer_ifindex"), "{stats:?}");
+    let e = rdmascope_doctor::kernel::dcb(&a).expect_err("veth has no DCB");
+    assert!(e.contains("not supported"), "{e}");
+    let e = rdmascope_doctor::kernel::ethtool_stats("rdmascope-none0").expect_err("no such device");
+    assert!(e.contains("No such device"), "{e}");
 }
