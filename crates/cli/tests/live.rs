@@ -237,6 +237,21 @@ fn identical_at_100k_pps(gen_args: &[&str], packets: usize) {
         "{stderr}"
     );
     assert_identical(&sent, &got);
+    // The interface block names the interface, with nanosecond timestamps; the section comment
+    // names the host and the kernel.
+    let mut r = rdmascope_capture::CaptureReader::open(got.to_str().unwrap()).unwrap();
+    assert!(r.next().unwrap().is_some());
+    let ifs = r.interfaces();
+    assert_eq!(ifs.len(), 1);
+    assert_eq!(ifs[0].name.as_deref(), Some(link.dev[0].as_str()));
+    assert_eq!((ifs[0].linktype, ifs[0].ts_per_sec), (1, 1_000_000_000));
+    let head = std::fs::read(&got).unwrap();
+    let head = String::from_utf8_lossy(&head[..256.min(head.len())]).into_owned();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    assert!(
+        head.contains("rdmascope") && head.contains(kernel.trim()),
+        "{head}"
+    );
     let mode = std::fs::metadata(&got).unwrap();
     assert_eq!(
         std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777,
