@@ -79,8 +79,12 @@ def trial(tool, rate, sent_file, expected, loops):
         m = re.search(r"(\d+) packets captured .*?; (\d+) dropped by the kernel", text)
         got, drops = int(m.group(1)), int(m.group(2))
     else:
-        got = int(re.search(r"(\d+) packets captured", text).group(1))
-        drops = int(re.search(r"(\d+) packets dropped by kernel", text).group(1))
+        m1 = re.search(r"(\d+) packets captured", text)
+        m2 = re.search(r"(\d+) packets dropped by kernel", text)
+        if not (m1 and m2):
+            print(f"{tool}: no summary (exit status {p.returncode}): {text.strip()[-300:]}", flush=True)
+            return False, achieved, 0, -1, cpu
+        got, drops = int(m1.group(1)), int(m2.group(1))
     ok = got == expected * loops and drops == 0
     return ok, achieved, got, drops, cpu
 
