@@ -89,16 +89,20 @@ pub struct ReplayArgs {
     pub loops: u32,
 }
 
-/// `30s`, `500ms`, `5m`, `1h`, `2.5s`, or plain seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
+/// Splits `2.5ms` into 2.5 and "ms"; `what` completes "… is not …" on error.
+fn number_and_unit<'a>(s: &'a str, what: &str) -> Result<(f64, &'a str), String> {
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a duration (try 30s, 500ms, 5m)"))?;
+    let v = num.parse().map_err(|_| format!("{s:?} is not {what}"))?;
+    Ok((v, unit))
+}
+
+/// `30s`, `500ms`, `5m`, `1h`, `2.5s`, or plain seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (v, unit) = number_and_unit(s, "a duration (try 30s, 500ms, 5m)")?;
     let secs = match unit {
         "" | "s" => v,
         "ms" => v / 1e3,
@@ -113,13 +117,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// `1G`, `100M`, `64k`, `4KiB`, `1GiB`, or plain bytes.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size (try 1G, 100M, 64k)"))?;
+    let (v, unit) = number_and_unit(s, "a size (try 1G, 100M, 64k)")?;
     let mult = match unit.trim_end_matches(['B', 'b']) {
         "" => 1.0,
         "k" | "K" => 1e3,

@@ -199,6 +199,40 @@ fn assert_identical(sent: &Path, got: &Path) {
     }
 }
 
+/// `show` and tshark both read every one of the `packets` records of `file`, without an error
+/// or a "cut short" complaint.
+fn assert_readable_to_the_end(file: &Path, packets: usize) {
+    let show = bin()
+        .args(["show", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        show.status.success(),
+        "{}",
+        String::from_utf8_lossy(&show.stderr)
+    );
+    assert_eq!(show.stdout.iter().filter(|&&b| b == b'\n').count(), packets);
+    if let Some(tshark) = common::tshark() {
+        let t = Command::new(tshark)
+            .args([
+                "-r",
+                file.to_str().unwrap(),
+                "-T",
+                "fields",
+                "-e",
+                "frame.number",
+            ])
+            .output()
+            .unwrap();
+        let terr = String::from_utf8_lossy(&t.stderr);
+        assert!(
+            t.status.success() && !terr.contains("cut short"),
+            "tshark: {terr}"
+        );
+        assert_eq!(t.stdout.iter().filter(|&&b| b == b'\n').count(), packets);
+    }
+}
+
 fn identical_at_100k_pps(gen_args: &[&str], packets: usize) {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     if !can_run() {
@@ -306,38 +340,7 @@ fn sigint_leaves_a_file_tshark_and_show_read_to_the_end() {
         "{} packets",
         ours.len()
     );
-    let show = bin()
-        .args(["show", got.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        show.status.success(),
-        "{}",
-        String::from_utf8_lossy(&show.stderr)
-    );
-    assert_eq!(
-        show.stdout.iter().filter(|&&b| b == b'\n').count(),
-        ours.len()
-    );
-    if let Some(tshark) = common::tshark() {
-        let t = Command::new(tshark)
-            .args([
-                "-r",
-                got.to_str().unwrap(),
-                "-T",
-                "fields",
-                "-e",
-                "frame.number",
-            ])
-            .output()
-            .unwrap();
-        let terr = String::from_utf8_lossy(&t.stderr);
-        assert!(
-            t.status.success() && !terr.contains("cut short"),
-            "tshark: {terr}"
-        );
-        assert_eq!(t.stdout.iter().filter(|&&b| b == b'\n').count(), ours.len());
-    }
+    assert_readable_to_the_end(&got, ours.len());
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -397,26 +400,7 @@ fn a_full_disk_ends_with_a_clear_error_and_a_readable_file() {
     );
     let ours = read_all(&got);
     assert!(!ours.is_empty());
-    let show = bin()
-        .args(["show", got.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        show.status.success(),
-        "{}",
-        String::from_utf8_lossy(&show.stderr)
-    );
-    if let Some(tshark) = common::tshark() {
-        let t = Command::new(tshark)
-            .args(["-r", got.to_str().unwrap()])
-            .output()
-            .unwrap();
-        let terr = String::from_utf8_lossy(&t.stderr);
-        assert!(
-            t.status.success() && !terr.contains("cut short"),
-            "tshark: {terr}"
-        );
-    }
+    assert_readable_to_the_end(&got, ours.len());
     drop(fs);
     std::fs::remove_dir_all(&dir).ok();
 }
