@@ -153,42 +153,40 @@ fn body(a: &mut Asm, o: u32) {
     a.ja("reject".into());
 
     let net = 14 + o;
-    a.label(l("v4"));
-    a.ld(B, net + 9);
-    a.jeq(17, l("v4udp"));
-    a.jeq(6, l("v4tcp"));
-    a.ja("reject".into());
-    a.label(l("v4udp"));
-    a.ld(H, net + 6);
-    a.jset(0x1fff, "reject".into());
-    a.ldx_ihl(net);
-    a.ld_ind(H, net + 2);
-    a.jeq(u32::from(ROCEV2_UDP_PORT), "accept".into());
-    a.ja("reject".into());
-    a.label(l("v4tcp"));
-    a.ld(H, net + 6);
-    a.jset(0x1fff, "reject".into());
-    a.ldx_ihl(net);
-    a.ld_ind(H, net);
-    a.jeq(u32::from(PERFTEST_TCP_PORT), "accept".into());
-    a.ld_ind(H, net + 2);
-    a.jeq(u32::from(PERFTEST_TCP_PORT), "accept".into());
-    a.ja("reject".into());
+    for (version, proto_at) in [("v4", net + 9), ("v6", net + 6)] {
+        a.label(l(version));
+        a.ld(B, proto_at);
+        a.jeq(17, l(&format!("{version}udp")));
+        a.jeq(6, l(&format!("{version}tcp")));
+        a.ja("reject".into());
+        for udp in [true, false] {
+            a.label(l(&format!("{version}{}", if udp { "udp" } else { "tcp" })));
+            if version == "v4" {
+                // Non-first fragments carry no ports; X = IPv4 header length.
+                a.ld(H, net + 6);
+                a.jset(0x1fff, "reject".into());
+                a.ldx_ihl(net);
+                l4_ports(a, udp, &|a, off| a.ld_ind(H, net + off));
+            } else {
+                l4_ports(a, udp, &|a, off| a.ld(H, net + 40 + off));
+            }
+        }
+    }
+}
 
-    a.label(l("v6"));
-    a.ld(B, net + 6);
-    a.jeq(17, l("v6udp"));
-    a.jeq(6, l("v6tcp"));
-    a.ja("reject".into());
-    a.label(l("v6udp"));
-    a.ld(H, net + 42);
-    a.jeq(u32::from(ROCEV2_UDP_PORT), "accept".into());
-    a.ja("reject".into());
-    a.label(l("v6tcp"));
-    a.ld(H, net + 40);
-    a.jeq(u32::from(PERFTEST_TCP_PORT), "accept".into());
-    a.ld(H, net + 42);
-    a.jeq(u32::from(PERFTEST_TCP_PORT), "accept".into());
+/// UDP: destination port 4791; TCP: either port 18515. `load(a, off)` loads the half-word at
+/// offset `off` of the transport header.
+fn l4_ports(a: &mut Asm, udp: bool, load: &dyn Fn(&mut Asm, u32)) {
+    use default_set::*;
+    if udp {
+        load(a, 2);
+        a.jeq(u32::from(ROCEV2_UDP_PORT), "accept".into());
+    } else {
+        for off in [0, 2] {
+            load(a, off);
+            a.jeq(u32::from(PERFTEST_TCP_PORT), "accept".into());
+        }
+    }
     a.ja("reject".into());
 }
 
