@@ -198,16 +198,44 @@ enum Trigger {
 
 /// Everything kept per flow.
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct FlowState {
+    // Fields touched by every packet first (`repr(C)` keeps this order), so a packet's
+    // updates share a few cache lines; the rest follows.
     pub key: Key,
-    pub transport: Option<Transport>,
-    pub encap: Option<Encap>,
     pub packets: u64,
     pub bytes: u64,
     pub payload_bytes: u64,
     pub unique_payload: u64,
-    /// (opcode, packets), in order of first appearance: a flow uses few opcodes.
-    pub opcodes: Vec<(u8, u64)>,
+    pub last_ts: u64,
+    pub first_ts: u64,
+    /// Wire bytes per timeline bucket.
+    pub tput: Series,
+    /// Packets per opcode.
+    pub opcodes: OpCounts,
+    pub ecn: [u64; 4],
+    pub icrc: [u64; 4],
+    pub mac_changes: u64,
+    pub psn: Option<Tracker>,
+    pub msgs: report::Messages,
+    msg_open: Option<(u64, Operation)>,
+    ackreq: VecDeque<(u32, u64)>,
+    reads: VecDeque<(u32, u64)>,
+    pub first_psn: Option<u32>,
+    last_ack: Option<u32>,
+    pub max_fm_payload: u32,
+    pub max_payload: u32,
+    pub sport: Option<u16>,
+    last_mac: Option<[u8; 6]>,
+    pub transport: Option<Transport>,
+    pub encap: Option<Encap>,
+    pub prio_mask: u8,
+    pub is_request_flow: bool,
+    in_retx: bool,
+    prev_read: bool,
+    pending: Option<Trigger>,
+    /// Connection class (index into `CLASSES`).
+    pub class: u8,
     pub retx: u64,
     pub gap_filled: u64,
     pub dup_acks: u64,
@@ -215,28 +243,8 @@ pub(crate) struct FlowState {
     pub rnr: u64,
     pub timeouts: u64,
     pub cnp: u64,
-    pub ecn: [u64; 4],
-    pub icrc: [u64; 4],
-    pub psn: Option<Tracker>,
-    pub first_psn: Option<u32>,
-    in_retx: bool,
-    pending: Option<Trigger>,
     pub triggers: Triggers,
-    last_ack: Option<u32>,
-    pub first_ts: u64,
-    pub last_ts: u64,
-    msg_open: Option<(u64, Operation)>,
-    pub msgs: report::Messages,
-    pub max_fm_payload: u32,
-    pub max_payload: u32,
-    pub prio_mask: u8,
-    pub sport: Option<u16>,
-    pub is_request_flow: bool,
-    last_mac: Option<[u8; 6]>,
-    pub mac_changes: u64,
     pub peer: Option<usize>,
-    ackreq: VecDeque<(u32, u64)>,
-    reads: VecDeque<(u32, u64)>,
     ack_lat: Lat,
     read_lat: Lat,
     gap_to_nak: Lat,
@@ -245,7 +253,6 @@ pub(crate) struct FlowState {
     cnp_interval: Lat,
     gap_open: Option<u64>,
     nak_ts: Option<u64>,
-    prev_read: bool,
     ce_pending: Option<u64>,
     last_cnp: Option<u64>,
     /// Bytes sent per 10 µs bucket over the last 160 µs: (bucket number, bytes).
@@ -254,10 +261,6 @@ pub(crate) struct FlowState {
     rate_before: (u64, u64),
     rate_after: (u64, u64),
     pub rnr_timers: Vec<u32>,
-    /// Wire bytes per timeline bucket.
-    pub tput: Vec<u64>,
-    /// Connection class (index into `CLASSES`).
-    pub class: u8,
     pub f_retx: Vec<u64>,
     pub f_nak: Vec<u64>,
     pub f_rnr: Vec<u64>,
@@ -280,7 +283,7 @@ impl FlowState {
             bytes: 0,
             payload_bytes: 0,
             unique_payload: 0,
-            opcodes: Vec::new(),
+            opcodes: OpCounts::default(),
             retx: 0,
             gap_filled: 0,
             dup_acks: 0,
@@ -326,7 +329,7 @@ impl FlowState {
             rate_before: (0, 0),
             rate_after: (0, 0),
             rnr_timers: Vec::new(),
-            tput: Vec::new(),
+            tput: Series::default(),
             class: 0,
             f_retx: Vec::new(),
             f_nak: Vec::new(),
@@ -431,8 +434,9 @@ pub(crate) struct PfcState {
 pub struct Analyzer {
     pub(crate) flows: Vec<FlowState>,
     index: HashMap<Key, usize>,
-    /// Direct-mapped cache in front of `index`: most packets belong to a few busy flows.
-    cache: Vec<Option<(Key, usize)>>,
+    /// Direct-mapped cache in front of `index` (flow index + 1, 0 for none; the key is checked
+    /// in the flow): most packets belong to a few busy flows.
+    cache: Vec<u32>,
     by_pair: HashMap<(Node, Node), Vec<usize>>,
     pub(crate) cm: Vec<CmConn>,
     cm_index: HashMap<(Node, u32), usize>,
@@ -491,6 +495,132 @@ fn merge(v: &mut Vec<u64>) {
     v.truncate(n);
 }
 
+/// Packets per opcode of one flow. A flow uses few opcodes: the first [`OpCounts::INLINE`]
+/// are counted inside the flow (no pointer to follow per packet), any further ones in a list.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct OpCounts {
+    ops: [u8; OpCounts::INLINE],
+    used: u8,
+    counts: [u64; OpCounts::INLINE],
+    more: Vec<(u8, u64)>,
+}
+
+impl OpCounts {
+    const INLINE: usize = 6;
+
+    #[inline]
+    fn count(&mut self, op: u8) {
+        let used = usize::from(self.used);
+        if let Some(i) = self.ops[..used].iter().position(|&o| o == op) {
+            self.counts[i] += 1;
+        } else if used < Self::INLINE {
+            self.ops[used] = op;
+            self.counts[used] = 1;
+            self.used += 1;
+        } else {
+            match self.more.iter_mut().find(|(o, _)| *o == op) {
+                Some((_, n)) => *n += 1,
+                None => self.more.push((op, 1)),
+            }
+        }
+    }
+
+    /// (opcode, packets) in order of first appearance.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
+        let used = usize::from(self.used);
+        self.ops[..used]
+            .iter()
+            .copied()
+            .zip(self.counts[..used].iter().copied())
+            .chain(self.more.iter().copied())
+    }
+}
+
+/// A flow's wire bytes per timeline bucket. The bucket being filled is a field of the flow, so a
+/// packet adds to memory its flow's other counters already brought into the cache, and only the
+/// buckets from the flow's first to its last are stored (short connections keep a few).
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Series {
+    /// Bucket of `values[0]`.
+    start: usize,
+    values: Vec<u64>,
+    /// The bucket being filled and its bytes so far.
+    at: usize,
+    pending: u64,
+}
+
+impl Series {
+    #[inline]
+    fn add(&mut self, bucket: usize, by: u64) {
+        if bucket != self.at {
+            self.flush();
+            self.at = bucket;
+        }
+        self.pending += by;
+    }
+
+    fn flush(&mut self) {
+        if self.pending == 0 {
+            return;
+        }
+        if self.values.is_empty() {
+            self.start = self.at;
+        } else if self.at < self.start {
+            // Time went backwards in the capture: make room in front.
+            let grow = self.start - self.at;
+            self.values.splice(0..0, std::iter::repeat_n(0, grow));
+            self.start = self.at;
+        }
+        let i = self.at - self.start;
+        if self.values.len() <= i {
+            self.values.resize(i + 1, 0);
+        }
+        self.values[i] += self.pending;
+        self.pending = 0;
+    }
+
+    /// Merges pairs of buckets, as the timeline does when it doubles its bucket width.
+    fn halve(&mut self) {
+        self.flush();
+        self.at /= 2;
+        if self.values.is_empty() {
+            return;
+        }
+        let start = self.start / 2;
+        let mut merged = vec![0; (self.start + self.values.len() - 1) / 2 - start + 1];
+        for (k, v) in self.values.iter().enumerate() {
+            merged[(self.start + k) / 2 - start] += v;
+        }
+        self.start = start;
+        self.values = merged;
+    }
+
+    /// (bucket, bytes) of every bucket with bytes.
+    pub(crate) fn buckets(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let stored = self
+            .values
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| (self.start + k, v));
+        let pending = (self.pending > 0).then_some((self.at, self.pending));
+        stored.chain(pending).filter(|&(_, v)| v > 0)
+    }
+
+    /// The first `len` buckets.
+    pub(crate) fn dense(&self, len: usize) -> Vec<u64> {
+        let mut out = vec![0; len];
+        for (i, v) in self.buckets() {
+            if let Some(o) = out.get_mut(i) {
+                *o += v;
+            }
+        }
+        out
+    }
+}
+
+/// Slots of the direct-mapped cache in front of the flow index (a power of two).
+const FLOW_CACHE: usize = 1024;
+
 fn bump(v: &mut Vec<u64>, i: usize, by: u64) {
     if v.len() <= i {
         v.resize(i + 1, 0);
@@ -508,7 +638,7 @@ impl Analyzer {
             link_bps: cfg.link_bps,
             flows: Vec::new(),
             index: HashMap::default(),
-            cache: vec![None; 1024],
+            cache: vec![0; FLOW_CACHE],
             by_pair: HashMap::default(),
             cm: Vec::new(),
             cm_index: HashMap::default(),
@@ -542,7 +672,7 @@ impl Analyzer {
                 merge(v);
             }
             for f in self.flows.iter_mut() {
-                merge(&mut f.tput);
+                f.tput.halve();
             }
             i = (ts.saturating_sub(start) / self.tl.width) as usize;
         }
@@ -564,10 +694,10 @@ impl Analyzer {
         let h = (low(&key.0).wrapping_mul(0x9e37_79b9)
             ^ low(&key.1).rotate_left(13)
             ^ key.2.wrapping_mul(0x85eb_ca6b)) as usize;
-        let slot = (h ^ (h >> 10)) % self.cache.len();
-        if let Some((k, i)) = &self.cache[slot] {
-            if *k == key {
-                return *i;
+        let slot = (h ^ (h >> 10)) & (FLOW_CACHE - 1);
+        if let Some(i) = (self.cache[slot] as usize).checked_sub(1) {
+            if self.flows[i].key == key {
+                return i;
             }
         }
         let i = match self.index.get(&key) {
@@ -580,7 +710,8 @@ impl Analyzer {
                 i
             }
         };
-        self.cache[slot] = Some((key, i));
+        // Beyond 2^32 - 1 flows the cache is bypassed (the index still answers).
+        self.cache[slot] = u32::try_from(i + 1).unwrap_or(0);
         i
     }
 
@@ -653,13 +784,10 @@ impl Analyzer {
             }
             fl.packets += 1;
             fl.bytes += u64::from(m.orig_len);
-            bump(&mut fl.tput, self.tl.cur, u64::from(m.orig_len));
+            fl.tput.add(self.tl.cur, u64::from(m.orig_len));
             fl.payload_bytes += u64::from(e.payload_len);
             fl.max_payload = fl.max_payload.max(e.payload_len);
-            match fl.opcodes.iter_mut().find(|(o, _)| *o == bth.opcode) {
-                Some((_, n)) => *n += 1,
-                None => fl.opcodes.push((bth.opcode, 1)),
-            }
+            fl.opcodes.count(bth.opcode);
             if let Some(src) = e.eth_src {
                 if fl.last_mac.is_some_and(|l| l != src) {
                     fl.mac_changes += 1;
@@ -1204,7 +1332,7 @@ impl Analyzer {
 
     pub(crate) fn counters(f: &FlowState) -> Counters {
         let mut opcodes = BTreeMap::new();
-        for &(op, n) in &f.opcodes {
+        for (op, n) in f.opcodes.iter() {
             opcodes.insert(OpInfo::of(op).name.to_string(), n);
         }
         let sniffer = f.sniffer();
@@ -1286,4 +1414,77 @@ fn close(st: &mut PfcState, end: u64) {
     st.longest = st.longest.max(d);
     st.start = 0;
     st.end = 0;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The dense reference: one array, every bucket stored.
+    fn dense_model(ops: &[(usize, u64)], halve_at: &[usize]) -> Vec<u64> {
+        let mut v = Vec::new();
+        for (k, &(i, by)) in ops.iter().enumerate() {
+            if halve_at.contains(&k) {
+                merge(&mut v);
+            }
+            let shift = halve_at.iter().filter(|&&h| h <= k).count();
+            bump(&mut v, i >> shift, by);
+        }
+        v
+    }
+
+    #[test]
+    fn op_counts_keep_every_opcode_in_order() {
+        let mut c = OpCounts::default();
+        let ops = [4u8, 4, 6, 7, 8, 9, 10, 11, 12, 4, 12, 13, 6];
+        for &o in &ops {
+            c.count(o);
+        }
+        let got: Vec<(u8, u64)> = c.iter().collect();
+        assert_eq!(
+            got,
+            [
+                (4, 3),
+                (6, 2),
+                (7, 1),
+                (8, 1),
+                (9, 1),
+                (10, 1),
+                (11, 1),
+                (12, 2),
+                (13, 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn series_matches_a_dense_array_through_halvings_and_time_going_back() {
+        // Pseudo-random buckets and sizes, some going backwards in time.
+        let mut x = 12345u64;
+        let mut ops = Vec::new();
+        for _ in 0..2000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let bucket = ((x >> 33) % 700) as usize;
+            ops.push((bucket, (x >> 20) % 1500 + 1));
+        }
+        ops.sort_by_key(|&(b, _)| b);
+        ops.swap(100, 900);
+        ops.swap(1500, 10);
+        for halve_at in [vec![], vec![5], vec![300, 1200, 1900], vec![0, 1, 2]] {
+            let want = dense_model(&ops, &halve_at);
+            let mut s = Series::default();
+            for (k, &(i, by)) in ops.iter().enumerate() {
+                if halve_at.contains(&k) {
+                    s.halve();
+                }
+                let shift = halve_at.iter().filter(|&&h| h <= k).count();
+                s.add(i >> shift, by);
+            }
+            assert_eq!(s.dense(want.len()), want, "halvings at {halve_at:?}");
+            s.flush();
+            assert_eq!(s.dense(want.len()), want);
+        }
+    }
 }

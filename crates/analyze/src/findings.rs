@@ -237,14 +237,16 @@ fn timeline(a: &Analyzer, flows: &[report::Flow]) -> report::Timeline {
         .filter(|f| f.bytes > 0)
         .map(|f| report::Series {
             name: format!("{} > {} qp 0x{:06x}", f.key.0, f.key.1, f.key.2),
-            values: pad(&f.tput),
+            values: f.tput.dense(len),
         })
         .collect();
     if by_bytes.len() > TOP_SERIES {
         let mut rest = vec![0u64; len];
         for f in &by_bytes[TOP_SERIES..] {
-            for (r, v) in rest.iter_mut().zip(&f.tput) {
-                *r += v;
+            for (i, v) in f.tput.buckets() {
+                if let Some(r) = rest.get_mut(i) {
+                    *r += v;
+                }
             }
         }
         throughput.push(report::Series {

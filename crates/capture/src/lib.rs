@@ -14,7 +14,7 @@ pub mod output;
 mod reader;
 mod writer;
 
-pub use reader::{CaptureReader, Format, Interface, Record};
+pub use reader::{CaptureReader, Chunk, Format, Interface, Record};
 pub use writer::{PcapWriter, PcapngWriter};
 
 /// What went wrong while reading a capture, and where.

@@ -55,6 +55,56 @@ pub struct Record<'a> {
     pub if_speed: Option<u64>,
 }
 
+/// Where one record of a [`Chunk`] lies in the chunk's buffer, and what the file says of it.
+#[derive(Debug, Clone, Copy)]
+struct ChunkRecord {
+    at: usize,
+    len: usize,
+    ts_ns: u64,
+    orig_len: u32,
+    linktype: u32,
+    interface: u32,
+    if_speed: Option<u64>,
+}
+
+impl ChunkRecord {
+    fn record(self, buf: &[u8]) -> Record<'_> {
+        Record {
+            ts_ns: self.ts_ns,
+            linktype: self.linktype,
+            orig_len: self.orig_len,
+            data: &buf[self.at..self.at + self.len],
+            interface: self.interface,
+            if_speed: self.if_speed,
+        }
+    }
+}
+
+/// Consecutive whole records taken from a reader at once, owning their bytes, so they can be
+/// decoded on another thread while the reader goes on. Reuse one with
+/// [`CaptureReader::next_chunk`]: its buffer is recycled.
+#[derive(Debug, Default)]
+pub struct Chunk {
+    buf: Vec<u8>,
+    recs: Vec<ChunkRecord>,
+}
+
+impl Chunk {
+    /// Records held.
+    pub fn len(&self) -> usize {
+        self.recs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.recs.is_empty()
+    }
+
+    /// The records, in file order.
+    pub fn records(&self) -> impl ExactSizeIterator<Item = Record<'_>> + '_ {
+        self.recs.iter().map(|r| r.record(&self.buf))
+    }
+}
+
 /// What one step of parsing the buffer found (positions only, so the buffer borrow ends).
 enum Step {
     Packet {
@@ -82,12 +132,13 @@ pub struct CaptureReader {
     eof: bool,
     /// Offset in the (uncompressed) stream of `buf[start]`.
     offset: u64,
-    pending: usize,
     format: Format,
     interfaces: Vec<Interface>,
     section_base: usize,
     section_be: bool,
     records: u64,
+    /// An error met while filling a chunk, reported by the next call after the chunk's records.
+    deferred: Option<CaptureError>,
 }
 
 fn ns_from_ticks(ticks: u64, per_sec: u64, offset_s: i64) -> u64 {
@@ -140,12 +191,12 @@ impl CaptureReader {
             end: 0,
             eof: false,
             offset: 0,
-            pending: 0,
             format: Format::Pcapng,
             interfaces: Vec::new(),
             section_base: 0,
             section_be: false,
             records: 0,
+            deferred: None,
         };
         r.read_header()?;
         Ok(r)
@@ -277,80 +328,178 @@ impl CaptureReader {
     /// The next packet record, or `None` at the end of the file.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Record<'_>>, CaptureError> {
-        self.start += self.pending;
-        self.offset += self.pending as u64;
-        self.pending = 0;
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
+        let min = self.header_len();
         loop {
-            let min = match self.format {
-                Format::Pcap { modified, .. } => {
-                    if modified {
-                        24
-                    } else {
-                        16
-                    }
+            if let Err(e) = self.whole_record(min) {
+                return e.map(|()| None);
+            }
+            if let Some(r) = self.record_step()? {
+                // `record_step` moved past the record; its bytes stay in place until the next
+                // call reads more.
+                return Ok(Some(r.record(&self.buf)));
+            }
+        }
+    }
+
+    /// Replaces `chunk`'s records with up to `max` following ones, reading about `bytes` at a time
+    /// (more when one record is larger). Returns false at the end of the input. An error after
+    /// some records is returned by the next call, so every good record before it is delivered.
+    pub fn next_chunk(
+        &mut self,
+        chunk: &mut Chunk,
+        max: usize,
+        bytes: usize,
+    ) -> Result<bool, CaptureError> {
+        chunk.recs.clear();
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
+        self.top_up(bytes)?;
+        let min = self.header_len();
+        while chunk.recs.len() < max {
+            let have = self.end - self.start;
+            if have < min || have < self.declared_len() {
+                // A record continues past the buffer: leave it for the next chunk, unless it is
+                // the first, in which case the buffer grows to hold it.
+                if !chunk.recs.is_empty() {
+                    break;
                 }
-                Format::Pcapng => 12,
+                if let Err(e) = self.whole_record(min) {
+                    return e.map(|()| false);
+                }
+            }
+            match self.record_step() {
+                Ok(Some(r)) => chunk.recs.push(r),
+                Ok(None) => {}
+                Err(e) if chunk.recs.is_empty() => return Err(e),
+                Err(e) => {
+                    self.deferred = Some(e);
+                    break;
+                }
+            }
+        }
+        // The chunk takes the buffer holding its records; the reader keeps the unread tail.
+        std::mem::swap(&mut self.buf, &mut chunk.buf);
+        let tail = self.end - self.start;
+        if self.buf.len() < tail.max(bytes) {
+            self.buf.resize(tail.max(bytes), 0);
+        }
+        self.buf[..tail].copy_from_slice(&chunk.buf[self.start..self.end]);
+        self.start = 0;
+        self.end = tail;
+        Ok(!chunk.recs.is_empty())
+    }
+
+    /// Moves the unread bytes to the front and reads until `bytes` are buffered or the input ends.
+    fn top_up(&mut self, bytes: usize) -> Result<(), CaptureError> {
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.buf.len() < bytes {
+            self.buf.resize(bytes, 0);
+        }
+        while self.end < self.buf.len() && !self.eof {
+            let n = match self.src.read(&mut self.buf[self.end..]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    return Err(CaptureError::Io {
+                        path: self.path.clone(),
+                        source,
+                    })
+                }
             };
-            if !self.fill(min)? {
-                if self.start == self.end {
-                    return Ok(None);
-                }
-                let got = self.end - self.start;
-                return Err(
-                    self.truncated(format!("{got} bytes left, a record header needs {min}"))
-                );
+            if n == 0 {
+                self.eof = true;
             }
-            // Bound the record size before asking the parser, so a corrupt length cannot make
-            // us allocate gigabytes.
-            let declared = self.declared_len();
-            if declared > MAX_RECORD {
-                return Err(self.corrupt(format!("record length {declared} is not plausible")));
+            self.end += n;
+        }
+        Ok(())
+    }
+
+    /// Bytes of a record header.
+    fn header_len(&self) -> usize {
+        match self.format {
+            Format::Pcap { modified: true, .. } => 24,
+            Format::Pcap { .. } => 16,
+            Format::Pcapng => 12,
+        }
+    }
+
+    /// Makes the whole record at `start` available. `Err(Ok(()))` is the clean end of the input.
+    fn whole_record(&mut self, min: usize) -> Result<(), Result<(), CaptureError>> {
+        if !self.fill(min).map_err(Err)? {
+            if self.start == self.end {
+                return Err(Ok(()));
             }
-            if !self.fill(declared)? {
-                let got = self.end - self.start;
-                return Err(self.truncated(format!("record needs {declared} bytes, {got} left")));
-            }
-            match self.step() {
-                Step::Packet {
+            let got = self.end - self.start;
+            return Err(Err(self.truncated(format!(
+                "{got} bytes left, a record header needs {min}"
+            ))));
+        }
+        // Bound the record size before asking the parser, so a corrupt length cannot make us
+        // allocate gigabytes.
+        let declared = self.declared_len();
+        if declared > MAX_RECORD {
+            return Err(Err(
+                self.corrupt(format!("record length {declared} is not plausible"))
+            ));
+        }
+        if !self.fill(declared).map_err(Err)? {
+            let got = self.end - self.start;
+            return Err(Err(
+                self.truncated(format!("record needs {declared} bytes, {got} left"))
+            ));
+        }
+        Ok(())
+    }
+
+    /// Parses the whole record at `start` and moves past it: a packet's place and facts, or
+    /// `None` for a block that is not a packet.
+    fn record_step(&mut self) -> Result<Option<ChunkRecord>, CaptureError> {
+        match self.step() {
+            Step::Packet {
+                at,
+                len,
+                ts_ns,
+                orig_len,
+                interface,
+                used,
+            } => {
+                self.start += used;
+                self.offset += used as u64;
+                self.records += 1;
+                let ifc = &self.interfaces[interface as usize];
+                Ok(Some(ChunkRecord {
                     at,
                     len,
                     ts_ns,
                     orig_len,
+                    linktype: ifc.linktype,
                     interface,
-                    used,
-                } => {
-                    self.pending = used;
-                    self.records += 1;
-                    let ifc = &self.interfaces[interface as usize];
-                    let (linktype, if_speed) = (ifc.linktype, ifc.speed_bps);
-                    return Ok(Some(Record {
-                        ts_ns,
-                        linktype,
-                        orig_len,
-                        data: &self.buf[at..at + len],
-                        interface,
-                        if_speed,
-                    }));
-                }
-                Step::Skip(used) => {
-                    self.start += used;
-                    self.offset += used as u64;
-                }
-                Step::Incomplete => {
-                    // The declared length was satisfied, so the parser wants more than the
-                    // record says it holds: the record is inconsistent.
-                    return Err(self.corrupt("record is shorter than its own fields".into()));
-                }
-                Step::Corrupt(d) => return Err(self.corrupt(d)),
-                Step::Unsupported(interface, linktype) => {
-                    return Err(CaptureError::UnsupportedLinktype {
-                        path: self.path.clone(),
-                        interface,
-                        linktype,
-                        name: rdmascope_wire::link::linktype_name(linktype),
-                    })
-                }
+                    if_speed: ifc.speed_bps,
+                }))
             }
+            Step::Skip(used) => {
+                self.start += used;
+                self.offset += used as u64;
+                Ok(None)
+            }
+            // The declared length was satisfied, so the parser wants more than the record says
+            // it holds: the record is inconsistent.
+            Step::Incomplete => Err(self.corrupt("record is shorter than its own fields".into())),
+            Step::Corrupt(d) => Err(self.corrupt(d)),
+            Step::Unsupported(interface, linktype) => Err(CaptureError::UnsupportedLinktype {
+                path: self.path.clone(),
+                interface,
+                linktype,
+                name: rdmascope_wire::link::linktype_name(linktype),
+            }),
         }
     }
 

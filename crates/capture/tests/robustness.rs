@@ -2,7 +2,7 @@
 //! and pcapng files end in records or in a clean error.
 
 use proptest::prelude::*;
-use rdmascope_capture::{CaptureReader, PcapWriter, PcapngWriter};
+use rdmascope_capture::{CaptureReader, Chunk, PcapWriter, PcapngWriter};
 
 fn pcap() -> Vec<u8> {
     let mut w = PcapWriter::new(Vec::new(), 1, 65535).unwrap();
@@ -41,6 +41,78 @@ fn read_all(bytes: Vec<u8>) -> Result<usize, String> {
     Ok(n)
 }
 
+/// Every record as (timestamp, wire length, interface, link type, speed, bytes), then the error.
+type Records = (
+    Vec<(u64, u32, u32, u32, Option<u64>, Vec<u8>)>,
+    Option<String>,
+);
+
+fn one_by_one(bytes: Vec<u8>) -> Records {
+    let mut out = Vec::new();
+    let mut r = match CaptureReader::from_reader("mem", Box::new(std::io::Cursor::new(bytes))) {
+        Ok(r) => r,
+        Err(e) => return (out, Some(e.to_string())),
+    };
+    loop {
+        match r.next() {
+            Ok(Some(x)) => out.push((
+                x.ts_ns,
+                x.orig_len,
+                x.interface,
+                x.linktype,
+                x.if_speed,
+                x.data.to_vec(),
+            )),
+            Ok(None) => return (out, None),
+            Err(e) => return (out, Some(e.to_string())),
+        }
+    }
+}
+
+fn by_chunks(bytes: Vec<u8>, max: usize, budget: usize) -> Records {
+    let mut out = Vec::new();
+    let mut r = match CaptureReader::from_reader("mem", Box::new(std::io::Cursor::new(bytes))) {
+        Ok(r) => r,
+        Err(e) => return (out, Some(e.to_string())),
+    };
+    let mut chunk = Chunk::default();
+    loop {
+        match r.next_chunk(&mut chunk, max, budget) {
+            Ok(true) => {
+                assert!(chunk.len() <= max && !chunk.is_empty());
+                out.extend(chunk.records().map(|x| {
+                    (
+                        x.ts_ns,
+                        x.orig_len,
+                        x.interface,
+                        x.linktype,
+                        x.if_speed,
+                        x.data.to_vec(),
+                    )
+                }))
+            }
+            Ok(false) => return (out, None),
+            Err(e) => return (out, Some(e.to_string())),
+        }
+    }
+}
+
+#[test]
+fn chunks_hold_the_same_records_as_single_reads() {
+    for bytes in [pcap(), pcapng()] {
+        let want = one_by_one(bytes.clone());
+        assert_eq!(want.0.len(), 8);
+        // Budgets below one record make the buffer grow for it; big ones take the whole file.
+        for (max, budget) in [(1, 1), (3, 50), (8, 100), (100, 1 << 20)] {
+            assert_eq!(
+                by_chunks(bytes.clone(), max, budget),
+                want,
+                "{max} {budget}"
+            );
+        }
+    }
+}
+
 #[test]
 fn valid_files_read_fully() {
     assert_eq!(read_all(pcap()), Ok(8));
@@ -70,6 +142,10 @@ proptest! {
             b[i % n] ^= x;
         }
         b.truncate(cut % (n + 1));
-        let _ = read_all(b);
+        let _ = read_all(b.clone());
+        // Reading in chunks delivers the same good records and then the same error.
+        let want = one_by_one(b.clone());
+        prop_assert_eq!(by_chunks(b.clone(), 3, 90), want.clone());
+        prop_assert_eq!(by_chunks(b, 1000, 1 << 16), want);
     }
 }

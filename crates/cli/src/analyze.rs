@@ -1,12 +1,13 @@
 //! `rdmascope analyze`: one streaming pass over capture files, then a report.
 
 use std::io::Write;
+use std::sync::{Condvar, Mutex};
 
 use anyhow::{Context, Result};
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use rdmascope_analyze::report::{Finding, Report, Severity};
 use rdmascope_analyze::{Analyzer, Config, Event, PacketMeta};
-use rdmascope_capture::CaptureReader;
+use rdmascope_capture::{CaptureReader, Chunk};
 use rdmascope_wire::Frame;
 
 use crate::gen::parse_speed;
@@ -36,11 +37,67 @@ pub struct AnalyzeArgs {
     pub no_crc: bool,
 }
 
-/// Packets per batch handed from the decoding thread to the analysing one.
-const BATCH: usize = 4096;
+/// Records taken from the reader at a time, and the bytes read for them: small enough that a
+/// chunk's bytes and events stay in the core's cache between decoding and analysis.
+const CHUNK_RECORDS: usize = 1536;
+const CHUNK_BYTES: usize = 192 << 10;
 
-/// Runs the analysis over `files`: one thread reads and decodes, the other analyses, so both
-/// cores work (decode and analysis each take about half the time).
+/// The files being read, shared by the workers: one takes a chunk at a time.
+struct Source<'a> {
+    files: &'a [String],
+    next_file: usize,
+    reader: Option<CaptureReader>,
+    /// Chunks handed out so far (the next chunk's turn) and packets in them.
+    chunks: u64,
+    packets: u64,
+    /// Set by a failure, so the other workers stop taking chunks.
+    stop: bool,
+}
+
+impl Source<'_> {
+    /// Fills `chunk` with the next records: its turn and the number of its first packet.
+    fn take(&mut self, chunk: &mut Chunk) -> Result<Option<(u64, u64)>> {
+        while !self.stop {
+            let r = match &mut self.reader {
+                Some(r) => r,
+                None => {
+                    let Some(path) = self.files.get(self.next_file) else {
+                        return Ok(None);
+                    };
+                    self.next_file += 1;
+                    self.reader.insert(CaptureReader::open(path)?)
+                }
+            };
+            match r.next_chunk(chunk, CHUNK_RECORDS, CHUNK_BYTES) {
+                Ok(true) => {
+                    let turn = (self.chunks, self.packets + 1);
+                    self.chunks += 1;
+                    self.packets += chunk.len() as u64;
+                    return Ok(Some(turn));
+                }
+                Ok(false) => self.reader = None,
+                Err(e) => {
+                    return Err(e)
+                        .context(format!("analysis stopped after {} packets", self.packets))
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// The analysis, fed one chunk at a time in file order.
+struct Turns {
+    an: Analyzer,
+    /// The chunk whose events go in next.
+    next: u64,
+    /// A worker failed or panicked: the others stop waiting.
+    abort: bool,
+}
+
+/// Runs the analysis over `files` on two workers that take turns: each reads a chunk under a
+/// lock, decodes it on its own (the costly part, in parallel), then waits for its turn to feed
+/// the events to the one analyser, so packets are analysed in file order.
 pub fn analyze_files(
     files: &[String],
     link: Option<u64>,
@@ -48,65 +105,104 @@ pub fn analyze_files(
     no_crc: bool,
 ) -> Result<Report> {
     let opts = crate::show::decode_options(roce_ports, no_crc)?;
-    let mut an = Analyzer::new(Config {
-        link_bps: link,
-        files: files.to_vec(),
+    let source = Mutex::new(Source {
+        files,
+        next_file: 0,
+        reader: None,
+        chunks: 0,
+        packets: 0,
+        stop: false,
     });
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Event>>(8);
-    let (back_tx, back_rx) = std::sync::mpsc::channel::<Vec<Event>>();
-    let paths = files.to_vec();
-    let decoder =
-        std::thread::Builder::new()
-            .name("decode".into())
-            .spawn(move || -> Result<()> {
-                let mut number = 0u64;
-                let mut batch = Vec::with_capacity(BATCH);
-                for path in &paths {
-                    let mut r = CaptureReader::open(path)?;
-                    loop {
-                        let rec = match r.next() {
-                            Ok(Some(rec)) => rec,
-                            Ok(None) => break,
-                            Err(e) => {
-                                let _ = tx.send(batch);
-                                return Err(e)
-                                    .context(format!("analysis stopped after {number} packets"));
-                            }
-                        };
-                        number += 1;
-                        let frame = Frame::decode(rec.linktype, rec.data, rec.orig_len, &opts);
-                        let meta = PacketMeta {
-                            number,
-                            ts_ns: rec.ts_ns,
-                            orig_len: rec.orig_len,
-                            if_speed: rec.if_speed,
-                        };
-                        batch.push(Event::new(meta, &frame));
-                        if batch.len() == BATCH {
-                            let next = back_rx
-                                .try_recv()
-                                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
-                            if tx.send(std::mem::replace(&mut batch, next)).is_err() {
-                                return Ok(());
-                            }
-                        }
-                    }
+    let turns = Mutex::new(Turns {
+        an: Analyzer::new(Config {
+            link_bps: link,
+            files: files.to_vec(),
+        }),
+        next: 0,
+        abort: false,
+    });
+    let turned = Condvar::new();
+    let work = || -> Result<()> {
+        // Wakes the others if this worker leaves by a panic or an error.
+        struct Leave<'a>(&'a Mutex<Turns>, &'a Condvar, bool);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                if !self.2 {
+                    lock(self.0).abort = true;
+                    self.1.notify_all();
                 }
-                let _ = tx.send(batch);
-                Ok(())
-            })?;
-    for mut batch in rx {
-        for e in &batch {
-            an.event(e);
+            }
         }
-        batch.clear();
-        let _ = back_tx.send(batch);
+        let mut leave = Leave(&turns, &turned, false);
+        let mut chunk = Chunk::default();
+        let mut events = Vec::with_capacity(CHUNK_RECORDS);
+        loop {
+            let taken = {
+                let mut s = lock(&source);
+                let r = s.take(&mut chunk);
+                s.stop |= r.is_err();
+                r?
+            };
+            let Some((turn, first)) = taken else { break };
+            events.clear();
+            for (i, rec) in chunk.records().enumerate() {
+                let meta = PacketMeta {
+                    number: first + i as u64,
+                    ts_ns: rec.ts_ns,
+                    orig_len: rec.orig_len,
+                    if_speed: rec.if_speed,
+                };
+                events.push(Frame::decode_with(
+                    rec.linktype,
+                    rec.data,
+                    rec.orig_len,
+                    &opts,
+                    |f| Event::new(meta, f),
+                ));
+            }
+            let mut t = lock(&turns);
+            while t.next != turn && !t.abort {
+                t = turned.wait(t).unwrap_or_else(|e| e.into_inner());
+            }
+            if t.abort {
+                break;
+            }
+            for e in &events {
+                t.an.event(e);
+            }
+            t.next += 1;
+            drop(t);
+            turned.notify_all();
+        }
+        leave.2 = true;
+        Ok(())
+    };
+    let results = std::thread::scope(|s| {
+        let other = std::thread::Builder::new()
+            .name("analyze".into())
+            .spawn_scoped(s, work);
+        let mine = work();
+        let theirs = match other {
+            Ok(h) => h
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("an analysis thread panicked"))),
+            Err(_) => Ok(()),
+        };
+        [mine, theirs]
+    });
+    for r in results {
+        r?;
     }
-    match decoder.join() {
-        Ok(r) => r?,
-        Err(_) => anyhow::bail!("the decoding thread panicked"),
+    let t = turns.into_inner().unwrap_or_else(|e| e.into_inner());
+    if t.abort {
+        anyhow::bail!("the analysis stopped early");
     }
-    Ok(an.finish())
+    Ok(t.an.finish())
+}
+
+/// Locks `m`, also after a panic elsewhere (the state stays consistent: every update is whole).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 pub fn run(a: &AnalyzeArgs) -> Result<()> {

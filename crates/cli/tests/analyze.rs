@@ -263,6 +263,58 @@ fn text_report_names_findings_and_connections() {
     assert!(crit < warn);
 }
 
+/// Several files are read as one stream (frame numbers go on from file to file), and a file
+/// cut inside a record stops the analysis with the number of good packets before it.
+#[test]
+fn several_files_are_one_stream_and_a_cut_file_names_where_it_stopped() {
+    let d = tmp();
+    let cap = d.join("lossy-twice.pcap");
+    let o = bin()
+        .args(["gen", "--scenario", "lossy", "--packets", "20000", "-o"])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let one = analyze(&cap, &[]);
+    let n = one["capture"]["packets"].as_u64().unwrap();
+    assert_eq!(n, 20000);
+    let o = bin()
+        .args(["analyze", "--json"])
+        .arg(&cap)
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let two: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(two["capture"]["packets"].as_u64(), Some(2 * n));
+    assert_eq!(two["capture"]["files"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        two["capture"]["bytes"].as_u64().unwrap(),
+        2 * one["capture"]["bytes"].as_u64().unwrap()
+    );
+    let last_frame = two["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["frames"].as_array().unwrap())
+        .filter_map(Value::as_u64)
+        .max()
+        .unwrap();
+    assert!(last_frame > n && last_frame <= 2 * n, "{last_frame}");
+
+    let bytes = std::fs::read(&cap).unwrap();
+    let cut = d.join("lossy-cut.pcap");
+    std::fs::write(&cut, &bytes[..bytes.len() - 10]).unwrap();
+    let o = bin().arg("analyze").arg(&cut).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("analysis stopped after {} packets", n - 1))
+            && err.contains(&format!("record {n}")),
+        "{err}"
+    );
+}
+
 #[test]
 fn no_rdma_capture_says_how_to_capture() {
     let Some(dir) = common::corpus() else { return };
