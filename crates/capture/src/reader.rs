@@ -360,6 +360,17 @@ impl CaptureReader {
         self.top_up(bytes)?;
         let min = self.header_len();
         while chunk.recs.len() < max {
+            if let Format::Pcap {
+                big_endian,
+                nanosecond,
+                modified: false,
+            } = self.format
+            {
+                self.pcap_run(chunk, max, big_endian, nanosecond);
+                if chunk.recs.len() == max {
+                    break;
+                }
+            }
             let have = self.end - self.start;
             if have < min || have < self.declared_len() {
                 // A record continues past the buffer: leave it for the next chunk, unless it is
@@ -391,6 +402,38 @@ impl CaptureReader {
         self.start = 0;
         self.end = tail;
         Ok(!chunk.recs.is_empty())
+    }
+
+    /// Takes every whole classic pcap record in the buffer, in a tight loop; stops before one
+    /// that is incomplete or implausible, which the general path then handles.
+    fn pcap_run(&mut self, chunk: &mut Chunk, max: usize, big_endian: bool, nanosecond: bool) {
+        let Some(ifc) = self.interfaces.first() else {
+            return;
+        };
+        let (linktype, if_speed) = (ifc.linktype, ifc.speed_bps);
+        let buf = &self.buf[..self.end];
+        let mut at = self.start;
+        while chunk.recs.len() < max {
+            let Some(h) = buf.get(at..at + 16) else { break };
+            let (ts_ns, caplen, orig_len) = pcap_record(h, big_endian, nanosecond);
+            let len = caplen as usize;
+            if len > MAX_RECORD || buf.len() - (at + 16) < len {
+                break;
+            }
+            chunk.recs.push(ChunkRecord {
+                at: at + 16,
+                len,
+                ts_ns,
+                orig_len,
+                linktype,
+                interface: 0,
+                if_speed,
+            });
+            at += 16 + len;
+            self.records += 1;
+        }
+        self.offset += (at - self.start) as u64;
+        self.start = at;
     }
 
     /// Moves the unread bytes to the front and reads until `bytes` are buffered or the input ends.
@@ -545,27 +588,13 @@ impl CaptureReader {
                 modified,
             } => {
                 if !modified {
-                    // The classic record header is four fixed fields; `next` has already made
-                    // sure the whole record is in the buffer.
-                    let rd = |o: usize| {
-                        let b = [avail[o], avail[o + 1], avail[o + 2], avail[o + 3]];
-                        if big_endian {
-                            u32::from_be_bytes(b)
-                        } else {
-                            u32::from_le_bytes(b)
-                        }
-                    };
-                    let (sec, frac, caplen, origlen) = (rd(0), rd(4), rd(8), rd(12));
-                    let frac = if nanosecond {
-                        u64::from(frac)
-                    } else {
-                        u64::from(frac) * 1000
-                    };
+                    // The caller has already made sure the whole record is in the buffer.
+                    let (ts_ns, caplen, orig_len) = pcap_record(avail, big_endian, nanosecond);
                     return Step::Packet {
                         at: self.start + 16,
                         len: caplen as usize,
-                        ts_ns: u64::from(sec) * 1_000_000_000 + frac,
-                        orig_len: origlen.max(caplen),
+                        ts_ns,
+                        orig_len,
                         interface: 0,
                         used: 16 + caplen as usize,
                     };
@@ -696,6 +725,31 @@ impl CaptureReader {
             detail,
         }
     }
+}
+
+/// The classic pcap record header (four fixed fields): timestamp in ns, captured length and
+/// wire length (never below the captured one).
+#[inline]
+fn pcap_record(h: &[u8], big_endian: bool, nanosecond: bool) -> (u64, u32, u32) {
+    let rd = |o: usize| {
+        let b = [h[o], h[o + 1], h[o + 2], h[o + 3]];
+        if big_endian {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        }
+    };
+    let (sec, frac, caplen, origlen) = (rd(0), rd(4), rd(8), rd(12));
+    let frac = if nanosecond {
+        u64::from(frac)
+    } else {
+        u64::from(frac) * 1000
+    };
+    (
+        u64::from(sec) * 1_000_000_000 + frac,
+        caplen,
+        origlen.max(caplen),
+    )
 }
 
 fn parse_failure(e: pcap_parser::nom::Err<PcapError<&[u8]>>) -> Step {
