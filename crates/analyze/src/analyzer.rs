@@ -485,6 +485,9 @@ pub(crate) struct Timeline {
     pub cur: usize,
     pub len: usize,
     pub events: [Vec<u64>; 5],
+    /// Timestamps of the current bucket, `lo..hi` (empty before the first packet).
+    lo: u64,
+    hi: u64,
 }
 
 fn merge(v: &mut Vec<u64>) {
@@ -659,7 +662,12 @@ impl Analyzer {
 
     /// Sets the current timeline bucket for `ts`, merging buckets pairwise when the capture
     /// outgrows `MAX_BUCKETS`.
+    #[inline]
     fn slot(&mut self, ts: u64) {
+        // Most packets fall in the bucket of the one before: no division.
+        if (self.tl.lo..self.tl.hi).contains(&ts) {
+            return;
+        }
         let start = *self.tl.start.get_or_insert(ts);
         if self.tl.width == 0 {
             self.tl.width = 1_000;
@@ -678,6 +686,13 @@ impl Analyzer {
         }
         self.tl.cur = i;
         self.tl.len = self.tl.len.max(i + 1);
+        (self.tl.lo, self.tl.hi) = if ts >= start {
+            let lo = start + i as u64 * self.tl.width;
+            (lo, lo.saturating_add(self.tl.width))
+        } else {
+            // Before the first packet: bucket 0, but not its range.
+            (0, 0)
+        };
     }
 
     fn count(&mut self, series: usize, by: u64) {

@@ -446,8 +446,10 @@ impl CaptureReader {
         if self.buf.len() < bytes {
             self.buf.resize(bytes, 0);
         }
-        while self.end < self.buf.len() && !self.eof {
-            let n = match self.src.read(&mut self.buf[self.end..]) {
+        // Up to `bytes`, even when the buffer is larger (it grew for a big record, or is the
+        // initial one): what is read past the chunk's records is copied to the next buffer.
+        while self.end < bytes && !self.eof {
+            let n = match self.src.read(&mut self.buf[self.end..bytes]) {
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(source) => {

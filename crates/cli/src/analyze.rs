@@ -38,10 +38,12 @@ pub struct AnalyzeArgs {
     pub no_crc: bool,
 }
 
-/// Records taken from the reader at a time, and the bytes read for them: small enough that a
-/// chunk's bytes and events stay in the core's cache between decoding and analysis.
-const CHUNK_RECORDS: usize = 1536;
-const CHUNK_BYTES: usize = 192 << 10;
+/// Bytes read for a chunk: small enough that a chunk's bytes and events stay in the core's
+/// cache between decoding and analysis. The byte budget, not the record cap, should end a chunk:
+/// the unread rest of the buffer is copied to the next one.
+const CHUNK_BYTES: usize = 128 << 10;
+/// At most this many records per chunk (above what `CHUNK_BYTES` holds of the smallest frames).
+const CHUNK_RECORDS: usize = 4096;
 
 /// The files being read, shared by the workers: one takes a chunk at a time.
 struct Source<'a> {
