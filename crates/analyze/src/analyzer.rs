@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, VecDeque};
 use crate::fxhash::FxHashMap as HashMap;
 
 use hdrhistogram::Histogram;
-use rdmascope_wire::bth::{psn_diff, BthRepr};
+use rdmascope_wire::bth::psn_diff;
 use rdmascope_wire::ext::{rnr_timer_us, Aeth, AethKind};
 use rdmascope_wire::frame::{Encap, Other};
 use rdmascope_wire::macctl::{quanta_to_ns, MacControl};
@@ -54,20 +54,31 @@ pub struct PacketMeta {
     pub if_speed: Option<u64>,
 }
 
+/// The BTH fields the analysis uses (IBTA 9.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bth {
+    pub opcode: u8,
+    pub ackreq: bool,
+    pub destqp: u32,
+    pub psn: u32,
+}
+
 /// What the analysis needs of one decoded packet, owned, so decoding and analysis can run on
 /// different threads.
 #[derive(Debug, Clone, Default)]
 pub struct Event {
     pub meta: PacketMeta,
     pub truncated: bool,
-    pub macctl: Option<([u8; 6], MacControl)>,
+    /// A MAC control frame (PFC or PAUSE) and its source MAC; rare, so boxed to keep events
+    /// small.
+    pub macctl: Option<Box<([u8; 6], MacControl)>>,
     /// TCP to or from port 18515 (perftest's out-of-band QP exchange).
     pub perftest: bool,
     /// ICMP "fragmentation needed" / ICMPv6 "packet too big".
     pub frag_needed: bool,
     /// An IP fragment of RoCEv2.
     pub roce_fragment: bool,
-    pub bth: Option<BthRepr>,
+    pub bth: Option<Bth>,
     pub nodes: Option<(Node, Node)>,
     pub encap: Option<Encap>,
     pub payload_len: u32,
@@ -92,7 +103,7 @@ impl Event {
             truncated: f.truncated,
             macctl: f
                 .macctl
-                .map(|m| (f.eth.map(|e| e.src).unwrap_or_default(), m)),
+                .map(|m| Box::new((f.eth.map(|e| e.src).unwrap_or_default(), m))),
             perftest: matches!(other, Some(Other::Tcp { src_port, dst_port, .. }) if src_port == 18515 || dst_port == 18515),
             frag_needed: matches!(
                 other,
@@ -101,7 +112,12 @@ impl Event {
             roce_fragment: f.ipv4.is_some_and(|ip| {
                 ip.is_fragment() && ip.protocol == 17 && f.udp.is_none_or(|u| u.dst_port == 4791)
             }),
-            bth: f.bth,
+            bth: f.bth.map(|b| Bth {
+                opcode: b.opcode,
+                ackreq: b.ackreq,
+                destqp: b.destqp,
+                psn: b.psn,
+            }),
             nodes: if f.bth.is_some() {
                 Analyzer::nodes(f)
             } else {
@@ -771,7 +787,7 @@ impl Analyzer {
             self.truncated_frames.0 += 1;
             sample(&mut self.truncated_frames.1, m.number);
         }
-        if let Some((src, mc)) = e.macctl {
+        if let Some(&(src, mc)) = e.macctl.as_deref() {
             self.pfc_frame(m, src, mc);
             return;
         }
@@ -855,7 +871,7 @@ impl Analyzer {
         m: &PacketMeta,
         fi: usize,
         e: &Event,
-        bth: BthRepr,
+        bth: Bth,
         info: &OpInfo,
         v2: bool,
     ) {
@@ -1029,7 +1045,7 @@ impl Analyzer {
         Some(c)
     }
 
-    fn ack(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: BthRepr) {
+    fn ack(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: Bth) {
         let Some(aeth) = e.aeth else { return };
         let ts = m.ts_ns;
         let req = self.requester_of(fi, Some(bth.psn));
@@ -1097,7 +1113,7 @@ impl Analyzer {
         }
     }
 
-    fn read_response(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: BthRepr, op: Operation) {
+    fn read_response(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: Bth, op: Operation) {
         let req = self.requester_of(fi, Some(bth.psn));
         let fl = &mut self.flows[fi];
         if matches!(op.position(), Position::First | Position::Middle) {
