@@ -11,7 +11,7 @@ use rdmascope_wire::frame::{Encap, Other};
 use rdmascope_wire::macctl::{quanta_to_ns, MacControl};
 use rdmascope_wire::mad::{self, CmMessage};
 use rdmascope_wire::opcode::{OpInfo, Operation, Position, Transport};
-use rdmascope_wire::{Frame, IcrcStatus};
+use rdmascope_wire::{DecodeOptions, Frame, IcrcStatus};
 
 use crate::psn::{Class, Tracker};
 use crate::report::{self, Counters, Latency, Triggers};
@@ -45,7 +45,7 @@ pub struct Config {
 }
 
 /// Per-packet facts from the capture record.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PacketMeta {
     pub number: u64,
     pub ts_ns: u64,
@@ -65,7 +65,7 @@ pub struct Bth {
 
 /// What the analysis needs of one decoded packet, owned, so decoding and analysis can run on
 /// different threads.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Event {
     pub meta: PacketMeta,
     pub truncated: bool,
@@ -94,6 +94,21 @@ pub struct Event {
 }
 
 impl Event {
+    /// Decodes one captured frame into its event: plain RoCEv2 straight from the bytes, anything
+    /// else through [`Frame::decode`] (the same event either way).
+    #[inline]
+    pub fn decode(
+        meta: PacketMeta,
+        linktype: u32,
+        data: &[u8],
+        orig_len: u32,
+        opts: &DecodeOptions,
+    ) -> Self {
+        crate::quick::rocev2(meta, linktype, data, orig_len, opts).unwrap_or_else(|| {
+            Frame::decode_with(linktype, data, orig_len, opts, |f| Self::new(meta, f))
+        })
+    }
+
     /// Extracts what the analysis needs from a decoded frame.
     #[inline]
     pub fn new(meta: PacketMeta, f: &Frame<'_>) -> Self {
@@ -866,15 +881,7 @@ impl Analyzer {
         }
     }
 
-    fn request(
-        &mut self,
-        m: &PacketMeta,
-        fi: usize,
-        e: &Event,
-        bth: Bth,
-        info: &OpInfo,
-        v2: bool,
-    ) {
+    fn request(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: Bth, info: &OpInfo, v2: bool) {
         let ts = m.ts_ns;
         let is_read = info.op == Operation::ReadRequest;
         let ce = e.ecn == Some(3) && v2;

@@ -8,8 +8,9 @@ mod analyzer;
 mod findings;
 mod fxhash;
 pub mod psn;
+mod quick;
 pub mod report;
 
-pub use analyzer::{Analyzer, Config, Event, Node, PacketMeta};
+pub use analyzer::{Analyzer, Bth, Config, Event, Node, PacketMeta};
 pub use findings::application;
 pub use report::Report;

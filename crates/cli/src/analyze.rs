@@ -9,7 +9,6 @@ use comfy_table::{presets, Cell, CellAlignment, Table};
 use rdmascope_analyze::report::{Finding, Report, Severity};
 use rdmascope_analyze::{Analyzer, Config, Event, PacketMeta};
 use rdmascope_capture::{CaptureReader, Chunk};
-use rdmascope_wire::Frame;
 
 use crate::gen::parse_speed;
 
@@ -165,12 +164,12 @@ pub fn analyze_files(
                     orig_len: rec.orig_len,
                     if_speed: rec.if_speed,
                 };
-                events.push(Frame::decode_with(
+                events.push(Event::decode(
+                    meta,
                     rec.linktype,
                     rec.data,
                     rec.orig_len,
                     &opts,
-                    |f| Event::new(meta, f),
                 ));
             }
             for _ in 0..SPIN {

@@ -150,6 +150,18 @@ pub mod ext {
         }
         n
     }
+    /// Offset of header `bit` among the headers in `set` (the bytes of those before it).
+    pub const fn offset(set: u16, bit: u16) -> usize {
+        let mut n = 0;
+        let mut i = 0;
+        while i < ORDER.len() && ORDER[i].0 != bit {
+            if set & ORDER[i].0 != 0 {
+                n += ORDER[i].1;
+            }
+            i += 1;
+        }
+        n
+    }
 }
 
 /// One row of the opcode table.

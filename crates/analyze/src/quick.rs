@@ -1,0 +1,281 @@
+//! The dominant packet of a RoCEv2 capture — Ethernet, at most one VLAN tag, IPv4 without
+//! options or fragmentation, UDP to a RoCEv2 port, BTH and its extension headers all captured —
+//! turned into an [`Event`] straight from the bytes, without building a whole [`Frame`].
+//!
+//! This is the analysis hot path: a general frame holds every layer's fields for `show`, and
+//! filling then copying it costs more than the analysis of the packet. Anything else (other
+//! encapsulations, IPv6, fragments, MADs, cut headers, malformed lengths) returns `None` and goes
+//! through [`Frame::decode`]; where this path answers, its event equals the general one — the
+//! tests check that on every scenario and on damaged bytes.
+//!
+//! [`Frame`]: rdmascope_wire::Frame
+//! [`Frame::decode`]: rdmascope_wire::Frame::decode
+
+use rdmascope_wire::bth::{self, BthPacket};
+use rdmascope_wire::ethernet::{self, ethertype, EthernetFrame, VlanRepr};
+use rdmascope_wire::ext::{Aeth, Reth};
+use rdmascope_wire::frame::Encap;
+use rdmascope_wire::icrc;
+use rdmascope_wire::ip::{protocol, Ipv4Packet};
+use rdmascope_wire::link::linktype;
+use rdmascope_wire::opcode::{ext, OpInfo, Operation, Transport};
+use rdmascope_wire::udp::UdpPacket;
+use rdmascope_wire::{DecodeOptions, IcrcStatus};
+
+use crate::analyzer::{Bth, Event, Node, PacketMeta};
+
+const IPV4_HEADER_LEN: usize = 20;
+const UDP_HEADER_LEN: usize = 8;
+
+/// The event of a plain RoCEv2-over-IPv4 frame, or `None` for anything else.
+#[inline]
+pub(crate) fn rocev2(
+    meta: PacketMeta,
+    link: u32,
+    d: &[u8],
+    orig_len: u32,
+    opts: &DecodeOptions,
+) -> Option<Event> {
+    if link != linktype::ETHERNET {
+        return None;
+    }
+    let eth = EthernetFrame::new_checked(d).ok()?;
+    let mut ty = eth.ethertype();
+    let mut at = ethernet::HEADER_LEN;
+    let mut pcp = None;
+    if ethernet::is_vlan_tpid(ty) {
+        let v = VlanRepr::parse(ty, d.get(at..)?).ok()?;
+        pcp = Some(v.pcp);
+        ty = v.ethertype;
+        at += ethernet::VLAN_LEN;
+    }
+    if ty != ethertype::IPV4 {
+        return None;
+    }
+    let truncated = (d.len() as u64) < u64::from(orig_len);
+
+    // IPv4 (RFC 791): a 20-byte header, not a fragment, a length the frame can hold.
+    let ip = Ipv4Packet::new_checked(&d[at..]).ok()?;
+    let total = usize::from(ip.total_len());
+    if ip.header_len() != IPV4_HEADER_LEN
+        || ip.more_frags()
+        || ip.frag_offset() != 0
+        || ip.protocol() != protocol::UDP
+        || (at + total > d.len() && !truncated)
+    {
+        return None;
+    }
+    let end = at + total;
+
+    // UDP (RFC 768) to a RoCEv2 port.
+    let u_at = at + IPV4_HEADER_LEN;
+    let udp = UdpPacket::new_checked(d.get(u_at..)?).ok()?;
+    let udp_len = usize::from(udp.len());
+    if u_at + udp_len > end || !opts.is_roce_port(udp.dst_port()) {
+        return None;
+    }
+
+    // BTH (IBTA 9.2) and the extension headers its opcode implies (Table 38), all captured.
+    let tstart = u_at + UDP_HEADER_LEN;
+    let tlen = udp_len - UDP_HEADER_LEN;
+    let b = BthPacket::new_checked(d.get(tstart..)?).ok()?;
+    let info = OpInfo::of(b.opcode());
+    let ext_len = info.ext_len();
+    let padcnt = usize::from(b.padcnt());
+    let hdrs = bth::HEADER_LEN + ext_len + 4;
+    let ext_at = tstart + bth::HEADER_LEN;
+    let mad = info.transport == Transport::Ud && info.op == Operation::SendOnly && b.destqp() <= 1;
+    if tlen < hdrs + padcnt || d.len() < ext_at + ext_len || mad {
+        return None;
+    }
+    let exts = &d[ext_at..ext_at + ext_len];
+    let aeth = (info.ext & ext::AETH != 0)
+        .then(|| Aeth::parse(&exts[ext::offset(info.ext, ext::AETH)..]).ok())
+        .flatten();
+    let dma_len = (info.ext & ext::RETH != 0)
+        .then(|| Reth::parse(&exts[ext::offset(info.ext, ext::RETH)..]).ok())
+        .flatten()
+        .map(|r| r.dma_len);
+
+    // ICRC (IBTA Annex A17.3.3), when the capture holds it.
+    let icrc_end = tstart + tlen;
+    let icrc = match d.get(icrc_end - 4..icrc_end).and_then(icrc::read_icrc) {
+        None => Some(IcrcStatus::Truncated),
+        Some(_) if !opts.verify_crc => None,
+        Some(stored) => Some(
+            match icrc::rocev2(&d[at..icrc_end - 4], IPV4_HEADER_LEN, false) {
+                Some(c) if c == stored => IcrcStatus::Ok,
+                Some(_) => IcrcStatus::Bad,
+                None => IcrcStatus::Unverifiable,
+            },
+        ),
+    };
+
+    Some(Event {
+        meta,
+        truncated,
+        macctl: None,
+        perftest: false,
+        frag_needed: false,
+        roce_fragment: false,
+        bth: Some(Bth {
+            opcode: b.opcode(),
+            ackreq: b.ackreq(),
+            destqp: b.destqp(),
+            psn: b.psn(),
+        }),
+        nodes: Some((Node::V4(ip.src_addr()), Node::V4(ip.dst_addr()))),
+        encap: Some(Encap::RoceV2),
+        payload_len: (tlen - hdrs - padcnt) as u32,
+        eth_src: Some(eth.src_addr()),
+        icrc,
+        ecn: Some(ip.ecn()),
+        prio: pcp.unwrap_or(ip.dscp() >> 3),
+        udp_sport: Some(udp.src_port()),
+        aeth,
+        dma_len,
+        cm: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use rdmascope_synth::{generate, GenOptions, Scenario, Sink};
+    use rdmascope_wire::Frame;
+
+    /// Every frame of a scenario with its link type and wire length.
+    struct Frames(Vec<(u32, u32, Vec<u8>)>);
+    impl Sink for Frames {
+        fn frame(
+            &mut self,
+            iface: u32,
+            _ts: u64,
+            orig_len: u32,
+            data: &[u8],
+        ) -> std::io::Result<()> {
+            let link = if iface == 0 {
+                linktype::ETHERNET
+            } else {
+                linktype::ERF
+            };
+            self.0.push((link, orig_len, data.to_vec()));
+            Ok(())
+        }
+    }
+
+    fn general(link: u32, d: &[u8], orig_len: u32, opts: &DecodeOptions) -> Event {
+        let meta = PacketMeta {
+            number: 7,
+            ts_ns: 9,
+            orig_len,
+            if_speed: None,
+        };
+        Frame::decode_with(link, d, orig_len, opts, |f| Event::new(meta, f))
+    }
+
+    /// Where the quick path answers, it answers what the general decoder does.
+    fn agrees(link: u32, d: &[u8], orig_len: u32, opts: &DecodeOptions) -> bool {
+        let meta = PacketMeta {
+            number: 7,
+            ts_ns: 9,
+            orig_len,
+            if_speed: None,
+        };
+        match rocev2(meta, link, d, orig_len, opts) {
+            Some(e) => {
+                assert_eq!(e, general(link, d, orig_len, opts), "frame {d:02x?}");
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn scenario_frames(o: &GenOptions) -> Vec<(u32, u32, Vec<u8>)> {
+        let mut f = Frames(Vec::new());
+        generate(o, &mut f).unwrap();
+        f.0
+    }
+
+    #[test]
+    fn every_scenario_decodes_as_the_general_decoder_does() {
+        let no_crc = DecodeOptions {
+            verify_crc: false,
+            ..DecodeOptions::default()
+        };
+        for scenario in Scenario::ALL {
+            for (snaplen, ipv6, vlan) in [
+                (65535, false, None),
+                (128, false, None),
+                (65535, false, Some((7, 3))),
+                (100, false, Some((7, 5))),
+                (65535, true, None),
+            ] {
+                let o = GenOptions {
+                    scenario,
+                    packets: Some(3000),
+                    snaplen,
+                    ipv6,
+                    vlan,
+                    corrupt_rate: 0.01,
+                    ..GenOptions::default()
+                };
+                let mut quick = 0;
+                let frames = scenario_frames(&o);
+                for (link, orig, d) in &frames {
+                    for opts in [DecodeOptions::default(), no_crc] {
+                        quick += usize::from(agrees(*link, d, *orig, &opts));
+                    }
+                }
+                // The quick path carries IPv4 RoCEv2 data (not IPv6, not native IB).
+                if !ipv6 && scenario != Scenario::Ib {
+                    assert!(
+                        quick > frames.len(),
+                        "{} {snaplen} {vlan:?}",
+                        scenario.name()
+                    );
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// Damaged RoCEv2 frames: flipped bytes (lengths, versions, opcodes, ports) and cuts.
+        #[test]
+        fn damaged_frames_decode_as_the_general_decoder_does(
+            pick in any::<prop::sample::Index>(),
+            flips in prop::collection::vec((0usize..96, any::<u8>()), 0..4),
+            cut in any::<prop::sample::Index>(),
+            short_snap in any::<bool>(),
+        ) {
+            let (link, orig, mut d) = FRAMES.with(|f| f[pick.index(f.len())].clone());
+            for (i, x) in flips {
+                if let Some(b) = d.get_mut(i) {
+                    *b ^= x;
+                }
+            }
+            if short_snap {
+                d.truncate(cut.index(d.len() + 1));
+            }
+            let _ = agrees(link, &d, orig, &DecodeOptions::default());
+        }
+    }
+
+    thread_local! {
+        static FRAMES: Vec<(u32, u32, Vec<u8>)> = scenario_frames(&GenOptions {
+            scenario: Scenario::Mixed,
+            packets: Some(2000),
+            vlan: Some((3, 3)),
+            ..GenOptions::default()
+        })
+        .into_iter()
+        .chain(scenario_frames(&GenOptions {
+            scenario: Scenario::Lossy,
+            packets: Some(2000),
+            ..GenOptions::default()
+        }))
+        .collect();
+    }
+}
