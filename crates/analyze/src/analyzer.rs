@@ -80,6 +80,8 @@ pub struct Event {
     pub roce_fragment: bool,
     pub bth: Option<Bth>,
     pub nodes: Option<(Node, Node)>,
+    /// [`flow_slot`] of the flow (source, destination, destination QP), when there are nodes.
+    pub flow_slot: u16,
     pub encap: Option<Encap>,
     pub payload_len: u32,
     pub eth_src: Option<[u8; 6]>,
@@ -113,6 +115,11 @@ impl Event {
     #[inline]
     pub fn new(meta: PacketMeta, f: &Frame<'_>) -> Self {
         let other = f.other;
+        let nodes = if f.bth.is_some() {
+            Analyzer::nodes(f)
+        } else {
+            None
+        };
         Self {
             meta,
             truncated: f.truncated,
@@ -133,10 +140,10 @@ impl Event {
                 destqp: b.destqp,
                 psn: b.psn,
             }),
-            nodes: if f.bth.is_some() {
-                Analyzer::nodes(f)
-            } else {
-                None
+            nodes,
+            flow_slot: match (nodes, f.bth) {
+                (Some((s, d)), Some(b)) => flow_slot(&s, &d, b.destqp),
+                _ => 0,
             },
             encap: f.encap,
             payload_len: f.payload_len as u32,
@@ -652,6 +659,20 @@ impl Series {
     }
 }
 
+/// The slot of a flow in the direct-mapped cache in front of the flow index (any value is
+/// correct, the key is checked; a spread one is fast). Computed while decoding, in parallel.
+pub(crate) fn flow_slot(src: &Node, dst: &Node, destqp: u32) -> u16 {
+    let low = |n: &Node| match n {
+        Node::V4(a) => u32::from_le_bytes(*a),
+        Node::Gid(g) => u32::from_le_bytes([g[12], g[13], g[14], g[15]]),
+        Node::Lid(l) => u32::from(*l),
+    };
+    let h = low(src).wrapping_mul(0x9e37_79b9)
+        ^ low(dst).rotate_left(13)
+        ^ destqp.wrapping_mul(0x85eb_ca6b);
+    (h ^ (h >> 10)) as u16
+}
+
 /// Slots of the direct-mapped cache in front of the flow index (a power of two).
 const FLOW_CACHE: usize = 1024;
 
@@ -731,16 +752,9 @@ impl Analyzer {
         bump(&mut self.tl.events[series], i, by);
     }
 
-    fn flow(&mut self, key: Key, ts: u64) -> usize {
-        let low = |n: &Node| match n {
-            Node::V4(a) => u32::from_le_bytes(*a),
-            Node::Gid(g) => u32::from_le_bytes([g[12], g[13], g[14], g[15]]),
-            Node::Lid(l) => u32::from(*l),
-        };
-        let h = (low(&key.0).wrapping_mul(0x9e37_79b9)
-            ^ low(&key.1).rotate_left(13)
-            ^ key.2.wrapping_mul(0x85eb_ca6b)) as usize;
-        let slot = (h ^ (h >> 10)) & (FLOW_CACHE - 1);
+    /// The flow of `key`, created at `ts` if new; `slot` is its [`flow_slot`].
+    fn flow(&mut self, key: Key, slot: u16, ts: u64) -> usize {
+        let slot = usize::from(slot) & (FLOW_CACHE - 1);
         if let Some(i) = (self.cache[slot] as usize).checked_sub(1) {
             if self.flows[i].key == key {
                 return i;
@@ -784,6 +798,18 @@ impl Analyzer {
         self.event(&Event::new(*m, f));
     }
 
+    /// Loads the state of `e`'s flow into the cache ahead of [`Analyzer::event`]: feeding a
+    /// batch, touch a few events ahead, so the memory of their flows arrives in parallel.
+    #[inline]
+    pub fn touch(&self, e: &Event) {
+        let slot = usize::from(e.flow_slot) & (FLOW_CACHE - 1);
+        if let Some(i) = (self.cache[slot] as usize).checked_sub(1) {
+            if let Some(f) = self.flows.get(i) {
+                std::hint::black_box(f.packets);
+            }
+        }
+    }
+
     /// Feeds one packet's [`Event`].
     pub fn event(&mut self, e: &Event) {
         self.slot(e.meta.ts_ns);
@@ -819,7 +845,7 @@ impl Analyzer {
         let Some((src, dst)) = e.nodes else { return };
         self.capture.rdma_packets += 1;
         let info = OpInfo::of(bth.opcode);
-        let fi = self.flow((src, dst, bth.destqp), m.ts_ns);
+        let fi = self.flow((src, dst, bth.destqp), e.flow_slot, m.ts_ns);
         let v2 = e.encap == Some(Encap::RoceV2);
         {
             let fl = &mut self.flows[fi];

@@ -22,7 +22,7 @@ use rdmascope_wire::opcode::{ext, OpInfo, Operation, Transport};
 use rdmascope_wire::udp::UdpPacket;
 use rdmascope_wire::{DecodeOptions, IcrcStatus};
 
-use crate::analyzer::{Bth, Event, Node, PacketMeta};
+use crate::analyzer::{flow_slot, Bth, Event, Node, PacketMeta};
 
 const IPV4_HEADER_LEN: usize = 20;
 const UDP_HEADER_LEN: usize = 8;
@@ -111,6 +111,7 @@ pub(crate) fn rocev2(
         ),
     };
 
+    let (src, dst) = (Node::V4(ip.src_addr()), Node::V4(ip.dst_addr()));
     Some(Event {
         meta,
         truncated,
@@ -124,7 +125,8 @@ pub(crate) fn rocev2(
             destqp: b.destqp(),
             psn: b.psn(),
         }),
-        nodes: Some((Node::V4(ip.src_addr()), Node::V4(ip.dst_addr()))),
+        nodes: Some((src, dst)),
+        flow_slot: flow_slot(&src, &dst, b.destqp()),
         encap: Some(Encap::RoceV2),
         payload_len: (tlen - hdrs - padcnt) as u32,
         eth_src: Some(eth.src_addr()),

@@ -2,19 +2,19 @@
 
 pub(crate) type Field = core::ops::Range<usize>;
 
-#[inline]
+#[inline(always)]
 pub(crate) fn be16(b: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([b[at], b[at + 1]])
 }
-#[inline]
+#[inline(always)]
 pub(crate) fn be24(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([0, b[at], b[at + 1], b[at + 2]])
 }
-#[inline]
+#[inline(always)]
 pub(crate) fn be32(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
-#[inline]
+#[inline(always)]
 pub(crate) fn be64(b: &[u8], at: usize) -> u64 {
     let mut a = [0u8; 8];
     a.copy_from_slice(&b[at..at + 8]);

@@ -189,8 +189,14 @@ impl OpInfo {
         &TABLE[opcode as usize]
     }
     /// Bytes of extension headers after the BTH.
+    #[inline]
     pub fn ext_len(&self) -> usize {
-        ext::len(self.ext)
+        let i = usize::from(self.opcode);
+        if TABLE[i].ext == self.ext {
+            usize::from(EXT_LEN[i])
+        } else {
+            ext::len(self.ext)
+        }
     }
     /// Looks up an opcode by its upper-case name (case-insensitive).
     pub fn by_name(name: &str) -> Option<&'static OpInfo> {
@@ -532,6 +538,17 @@ impl Operation {
 }
 
 /// The whole table, one row per opcode byte.
+/// [`OpInfo::ext_len`] of every opcode, summed once here rather than per packet.
+static EXT_LEN: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = ext::len(row(i as u8).ext) as u8;
+        i += 1;
+    }
+    t
+};
+
 pub static TABLE: [OpInfo; 256] = {
     let mut t = [row(0); 256];
     let mut i = 0;
