@@ -247,6 +247,9 @@ pub(crate) struct FlowState {
     pub unique_payload: u64,
     pub last_ts: u64,
     pub first_ts: u64,
+    /// The 10 µs bucket being filled and its bytes (kept here, next to the counters every
+    /// packet updates; `recent` holds the buckets before it).
+    recent_now: (u64, u64),
     /// Wire bytes per timeline bucket.
     pub tput: Series,
     /// Packets per opcode.
@@ -363,6 +366,7 @@ impl FlowState {
             ce_pending: None,
             last_cnp: None,
             recent: [(0, 0); 16],
+            recent_now: (0, 0),
             after_cnp: None,
             rate_before: (0, 0),
             rate_after: (0, 0),
@@ -1019,11 +1023,13 @@ impl Analyzer {
         // Rate around CNPs.
         let bytes = m.orig_len;
         let bucket = ts / 10_000;
-        let slot = &mut fl.recent[(bucket % 16) as usize];
-        if slot.0 != bucket {
-            *slot = (bucket, 0);
+        if fl.recent_now.0 != bucket {
+            let (b, n) = fl.recent_now;
+            fl.recent[(b % 16) as usize] = (b, n);
+            let s = fl.recent[(bucket % 16) as usize];
+            fl.recent_now = if s.0 == bucket { s } else { (bucket, 0) };
         }
-        slot.1 += u64::from(bytes);
+        fl.recent_now.1 += u64::from(bytes);
         if let Some((end, acc)) = fl.after_cnp {
             if ts >= end {
                 fl.rate_after.0 += acc * 8 * 10_000; // bytes in 100 µs → bit/s
@@ -1205,11 +1211,14 @@ impl Analyzer {
             let rf = &mut self.flows[r];
             // The ten whole 10 µs buckets before the CNP's own.
             let now = ts / 10_000;
+            let cur = rf.recent_now;
             let bytes: u64 = rf
                 .recent
                 .iter()
+                .enumerate()
+                .map(|(k, &e)| if k as u64 == cur.0 % 16 { cur } else { e })
                 .filter(|(b, _)| *b < now && *b + 10 >= now)
-                .map(|(_, n)| *n)
+                .map(|(_, n)| n)
                 .sum();
             rf.rate_before.0 += bytes * 8 * 10_000;
             rf.rate_before.1 += 1;

@@ -87,8 +87,14 @@ impl Tracker {
                 self.seen.pop_front().unwrap_or(0),
                 self.read.pop_front().unwrap_or(0),
             );
-            for i in 0..64 {
-                self.step(s >> i & 1 == 1, r >> i & 1 == 1);
+            if s == u64::MAX {
+                // Every PSN of the word seen (the usual case): none missing, and the READ
+                // shadow is the last one's.
+                self.shadow = r >> 63 == 1;
+            } else {
+                for i in 0..64 {
+                    self.step(s >> i & 1 == 1, r >> i & 1 == 1);
+                }
             }
             self.base = self.base.wrapping_add(64) & 0xff_ffff;
         }
