@@ -26,9 +26,11 @@ pub struct BthPacket<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> BthPacket<T> {
+    #[inline]
     pub const fn new_unchecked(buffer: T) -> Self {
         Self { buffer }
     }
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self> {
         let p = Self::new_unchecked(buffer);
         if p.buffer.as_ref().len() < HEADER_LEN {
@@ -39,46 +41,59 @@ impl<T: AsRef<[u8]>> BthPacket<T> {
     fn b(&self) -> &[u8] {
         self.buffer.as_ref()
     }
+    #[inline]
     pub fn opcode(&self) -> u8 {
         self.b()[field::OPCODE]
     }
     /// Solicited Event.
+    #[inline]
     pub fn se(&self) -> bool {
         self.b()[field::SE_M_PAD_TVER] & 0x80 != 0
     }
     /// MigReq.
+    #[inline]
     pub fn m(&self) -> bool {
         self.b()[field::SE_M_PAD_TVER] & 0x40 != 0
     }
+    #[inline]
     pub fn padcnt(&self) -> u8 {
         (self.b()[field::SE_M_PAD_TVER] >> 4) & 3
     }
+    #[inline]
     pub fn tver(&self) -> u8 {
         self.b()[field::SE_M_PAD_TVER] & 0xf
     }
+    #[inline]
     pub fn pkey(&self) -> u16 {
         be16(self.b(), field::PKEY.start)
     }
     /// Forward ECN (IB congestion control, Annex A10).
+    #[inline]
     pub fn fecn(&self) -> bool {
         self.b()[field::RESV8A] & 0x80 != 0
     }
     /// Backward ECN; ConnectX sets it on RoCEv2 CNPs.
+    #[inline]
     pub fn becn(&self) -> bool {
         self.b()[field::RESV8A] & 0x40 != 0
     }
+    #[inline]
     pub fn resv6(&self) -> u8 {
         self.b()[field::RESV8A] & 0x3f
     }
+    #[inline]
     pub fn destqp(&self) -> u32 {
         be24(self.b(), field::DESTQP.start)
     }
+    #[inline]
     pub fn ackreq(&self) -> bool {
         self.b()[field::A_RESV7] & 0x80 != 0
     }
+    #[inline]
     pub fn resv7(&self) -> u8 {
         self.b()[field::A_RESV7] & 0x7f
     }
+    #[inline]
     pub fn psn(&self) -> u32 {
         be24(self.b(), field::PSN.start)
     }

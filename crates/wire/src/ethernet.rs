@@ -39,14 +39,17 @@ pub struct EthernetFrame<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> EthernetFrame<T> {
+    #[inline]
     pub const fn new_unchecked(buffer: T) -> Self {
         Self { buffer }
     }
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self> {
         let f = Self::new_unchecked(buffer);
         f.check_len()?;
         Ok(f)
     }
+    #[inline]
     pub fn check_len(&self) -> Result<()> {
         if self.buffer.as_ref().len() < HEADER_LEN {
             Err(Error::Truncated)
@@ -54,15 +57,19 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
             Ok(())
         }
     }
+    #[inline]
     pub fn dst_addr(&self) -> Mac {
         arr(self.buffer.as_ref(), field::DST.start)
     }
+    #[inline]
     pub fn src_addr(&self) -> Mac {
         arr(self.buffer.as_ref(), field::SRC.start)
     }
+    #[inline]
     pub fn ethertype(&self) -> u16 {
         be16(self.buffer.as_ref(), field::ETHERTYPE.start)
     }
+    #[inline]
     pub fn payload(&self) -> &[u8] {
         &self.buffer.as_ref()[field::PAYLOAD..]
     }

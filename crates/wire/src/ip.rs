@@ -61,15 +61,18 @@ pub struct Ipv4Packet<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> Ipv4Packet<T> {
+    #[inline]
     pub const fn new_unchecked(buffer: T) -> Self {
         Self { buffer }
     }
     /// Checks the fixed header and the IHL; the total length may exceed the buffer (snaplen).
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self> {
         let p = Self::new_unchecked(buffer);
         p.check_len()?;
         Ok(p)
     }
+    #[inline]
     pub fn check_len(&self) -> Result<()> {
         let b = self.buffer.as_ref();
         if b.len() < IPV4_HEADER_LEN {
@@ -89,50 +92,65 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
     fn b(&self) -> &[u8] {
         self.buffer.as_ref()
     }
+    #[inline]
     pub fn version(&self) -> u8 {
         self.b()[v4::VER_IHL] >> 4
     }
+    #[inline]
     pub fn header_len(&self) -> usize {
         usize::from(self.b()[v4::VER_IHL] & 0x0f) * 4
     }
+    #[inline]
     pub fn dscp(&self) -> u8 {
         self.b()[v4::TOS] >> 2
     }
+    #[inline]
     pub fn ecn(&self) -> u8 {
         self.b()[v4::TOS] & 3
     }
+    #[inline]
     pub fn total_len(&self) -> u16 {
         be16(self.b(), v4::LENGTH.start)
     }
+    #[inline]
     pub fn ident(&self) -> u16 {
         be16(self.b(), v4::IDENT.start)
     }
+    #[inline]
     pub fn dont_frag(&self) -> bool {
         self.b()[v4::FLG_OFF.start] & 0x40 != 0
     }
+    #[inline]
     pub fn more_frags(&self) -> bool {
         self.b()[v4::FLG_OFF.start] & 0x20 != 0
     }
     /// Fragment offset in bytes.
+    #[inline]
     pub fn frag_offset(&self) -> u16 {
         (be16(self.b(), v4::FLG_OFF.start) & 0x1fff) * 8
     }
+    #[inline]
     pub fn ttl(&self) -> u8 {
         self.b()[v4::TTL]
     }
+    #[inline]
     pub fn protocol(&self) -> u8 {
         self.b()[v4::PROTOCOL]
     }
+    #[inline]
     pub fn checksum(&self) -> u16 {
         be16(self.b(), v4::CHECKSUM.start)
     }
+    #[inline]
     pub fn src_addr(&self) -> [u8; 4] {
         arr(self.b(), v4::SRC.start)
     }
+    #[inline]
     pub fn dst_addr(&self) -> [u8; 4] {
         arr(self.b(), v4::DST.start)
     }
     /// True when the header checksum verifies.
+    #[inline]
     pub fn verify_checksum(&self) -> bool {
         checksum(&self.b()[..self.header_len()]) == 0
     }
@@ -230,14 +248,17 @@ pub struct Ipv6Packet<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> Ipv6Packet<T> {
+    #[inline]
     pub const fn new_unchecked(buffer: T) -> Self {
         Self { buffer }
     }
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self> {
         let p = Self::new_unchecked(buffer);
         p.check_len()?;
         Ok(p)
     }
+    #[inline]
     pub fn check_len(&self) -> Result<()> {
         let b = self.buffer.as_ref();
         if b.len() < IPV6_HEADER_LEN {
@@ -251,24 +272,31 @@ impl<T: AsRef<[u8]>> Ipv6Packet<T> {
     fn word0(&self) -> u32 {
         be32(self.buffer.as_ref(), v6::VER_TC_FL.start)
     }
+    #[inline]
     pub fn traffic_class(&self) -> u8 {
         (self.word0() >> 20) as u8
     }
+    #[inline]
     pub fn flow_label(&self) -> u32 {
         self.word0() & 0xf_ffff
     }
+    #[inline]
     pub fn payload_len(&self) -> u16 {
         be16(self.buffer.as_ref(), v6::LENGTH.start)
     }
+    #[inline]
     pub fn next_header(&self) -> u8 {
         self.buffer.as_ref()[v6::NXT_HDR]
     }
+    #[inline]
     pub fn hop_limit(&self) -> u8 {
         self.buffer.as_ref()[v6::HOP_LIMIT]
     }
+    #[inline]
     pub fn src_addr(&self) -> [u8; 16] {
         arr(self.buffer.as_ref(), v6::SRC.start)
     }
+    #[inline]
     pub fn dst_addr(&self) -> [u8; 16] {
         arr(self.buffer.as_ref(), v6::DST.start)
     }

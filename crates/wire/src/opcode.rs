@@ -180,6 +180,8 @@ pub struct OpInfo {
     pub has_payload: bool,
     /// False for reserved and manufacturer-specific opcodes.
     pub known: bool,
+    /// `ext::len(ext)`, summed once when the table is built.
+    ext_len: u8,
 }
 
 impl OpInfo {
@@ -191,12 +193,7 @@ impl OpInfo {
     /// Bytes of extension headers after the BTH.
     #[inline]
     pub fn ext_len(&self) -> usize {
-        let i = usize::from(self.opcode);
-        if TABLE[i].ext == self.ext {
-            usize::from(EXT_LEN[i])
-        } else {
-            ext::len(self.ext)
-        }
+        usize::from(self.ext_len)
     }
     /// Looks up an opcode by its upper-case name (case-insensitive).
     pub fn by_name(name: &str) -> Option<&'static OpInfo> {
@@ -426,6 +423,13 @@ const NAMES: [[&str; 26]; 5] = names!("RC", "UC", "RD", "UD", "XRC");
 const DESCS: [[&str; 26]; 5] = descs!("RC", "UC", "RD", "UD", "XRC");
 
 const fn row(opcode: u8) -> OpInfo {
+    let mut r = row_fields(opcode);
+    r.ext_len = ext::len(r.ext) as u8;
+    r
+}
+
+/// The row of `opcode` without its cached extension-header length.
+const fn row_fields(opcode: u8) -> OpInfo {
     let t = match opcode >> 5 {
         0 => Transport::Rc,
         1 => Transport::Uc,
@@ -453,6 +457,7 @@ const fn row(opcode: u8) -> OpInfo {
         ext: 0,
         has_payload: true,
         known: false,
+        ext_len: 0,
     };
     if matches!(t, Transport::Cnp) {
         return match opcode {
@@ -465,6 +470,7 @@ const fn row(opcode: u8) -> OpInfo {
                 ext: 0,
                 has_payload: true,
                 known: true,
+                ext_len: 0,
             },
             0x80 => OpInfo {
                 opcode,
@@ -475,6 +481,7 @@ const fn row(opcode: u8) -> OpInfo {
                 ext: 0,
                 has_payload: true,
                 known: true,
+                ext_len: 0,
             },
             _ => unknown,
         };
@@ -516,6 +523,7 @@ const fn row(opcode: u8) -> OpInfo {
                 ext,
                 has_payload: payload,
                 known: true,
+                ext_len: 0,
             };
         }
         i += 1;
@@ -538,17 +546,6 @@ impl Operation {
 }
 
 /// The whole table, one row per opcode byte.
-/// [`OpInfo::ext_len`] of every opcode, summed once here rather than per packet.
-static EXT_LEN: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = ext::len(row(i as u8).ext) as u8;
-        i += 1;
-    }
-    t
-};
-
 pub static TABLE: [OpInfo; 256] = {
     let mut t = [row(0); 256];
     let mut i = 0;
@@ -562,6 +559,14 @@ pub static TABLE: [OpInfo; 256] = {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cached_extension_lengths_match_the_sets() {
+        for op in 0..=255u8 {
+            let r = OpInfo::of(op);
+            assert_eq!(r.ext_len(), ext::len(r.ext), "opcode {op:#04x}");
+        }
+    }
 
     #[test]
     fn table_rows() {

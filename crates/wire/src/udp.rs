@@ -24,14 +24,17 @@ pub struct UdpPacket<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> UdpPacket<T> {
+    #[inline]
     pub const fn new_unchecked(buffer: T) -> Self {
         Self { buffer }
     }
+    #[inline]
     pub fn new_checked(buffer: T) -> Result<Self> {
         let p = Self::new_unchecked(buffer);
         p.check_len()?;
         Ok(p)
     }
+    #[inline]
     pub fn check_len(&self) -> Result<()> {
         if self.buffer.as_ref().len() < HEADER_LEN {
             return Err(Error::Truncated);
@@ -41,18 +44,23 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         }
         Ok(())
     }
+    #[inline]
     pub fn src_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::SRC_PORT.start)
     }
+    #[inline]
     pub fn dst_port(&self) -> u16 {
         be16(self.buffer.as_ref(), field::DST_PORT.start)
     }
+    #[inline]
     pub fn len(&self) -> u16 {
         be16(self.buffer.as_ref(), field::LENGTH.start)
     }
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() as usize <= HEADER_LEN
     }
+    #[inline]
     pub fn checksum(&self) -> u16 {
         be16(self.buffer.as_ref(), field::CHECKSUM.start)
     }
