@@ -167,25 +167,22 @@ mod tests {
         }
     }
 
-    fn general(link: u32, d: &[u8], orig_len: u32, opts: &DecodeOptions) -> Event {
-        let meta = PacketMeta {
+    fn meta(orig_len: u32) -> PacketMeta {
+        PacketMeta {
             number: 7,
             ts_ns: 9,
             orig_len,
             if_speed: None,
-        };
-        Frame::decode_with(link, d, orig_len, opts, |f| Event::new(meta, f))
+        }
+    }
+
+    fn general(link: u32, d: &[u8], orig_len: u32, opts: &DecodeOptions) -> Event {
+        Frame::decode_with(link, d, orig_len, opts, |f| Event::new(meta(orig_len), f))
     }
 
     /// Where the quick path answers, it answers what the general decoder does.
     fn agrees(link: u32, d: &[u8], orig_len: u32, opts: &DecodeOptions) -> bool {
-        let meta = PacketMeta {
-            number: 7,
-            ts_ns: 9,
-            orig_len,
-            if_speed: None,
-        };
-        match rocev2(meta, link, d, orig_len, opts) {
+        match rocev2(meta(orig_len), link, d, orig_len, opts) {
             Some(e) => {
                 assert_eq!(e, general(link, d, orig_len, opts), "frame {d:02x?}");
                 true

@@ -2,7 +2,7 @@
 //! and pcapng files end in records or in a clean error.
 
 use proptest::prelude::*;
-use rdmascope_capture::{CaptureReader, Chunk, PcapWriter, PcapngWriter};
+use rdmascope_capture::{CaptureReader, Chunk, PcapWriter, PcapngWriter, Record};
 
 fn pcap() -> Vec<u8> {
     let mut w = PcapWriter::new(Vec::new(), 1, 65535).unwrap();
@@ -47,6 +47,17 @@ type Records = (
     Option<String>,
 );
 
+fn owned(x: Record<'_>) -> (u64, u32, u32, u32, Option<u64>, Vec<u8>) {
+    (
+        x.ts_ns,
+        x.orig_len,
+        x.interface,
+        x.linktype,
+        x.if_speed,
+        x.data.to_vec(),
+    )
+}
+
 fn one_by_one(bytes: Vec<u8>) -> Records {
     let mut out = Vec::new();
     let mut r = match CaptureReader::from_reader("mem", Box::new(std::io::Cursor::new(bytes))) {
@@ -55,14 +66,7 @@ fn one_by_one(bytes: Vec<u8>) -> Records {
     };
     loop {
         match r.next() {
-            Ok(Some(x)) => out.push((
-                x.ts_ns,
-                x.orig_len,
-                x.interface,
-                x.linktype,
-                x.if_speed,
-                x.data.to_vec(),
-            )),
+            Ok(Some(x)) => out.push(owned(x)),
             Ok(None) => return (out, None),
             Err(e) => return (out, Some(e.to_string())),
         }
@@ -80,16 +84,7 @@ fn by_chunks(bytes: Vec<u8>, max: usize, budget: usize) -> Records {
         match r.next_chunk(&mut chunk, max, budget) {
             Ok(true) => {
                 assert!(chunk.len() <= max && !chunk.is_empty());
-                out.extend(chunk.records().map(|x| {
-                    (
-                        x.ts_ns,
-                        x.orig_len,
-                        x.interface,
-                        x.linktype,
-                        x.if_speed,
-                        x.data.to_vec(),
-                    )
-                }))
+                out.extend(chunk.records().map(owned))
             }
             Ok(false) => return (out, None),
             Err(e) => return (out, Some(e.to_string())),
