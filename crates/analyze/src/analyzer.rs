@@ -493,8 +493,14 @@ pub struct Analyzer {
     pub(crate) perftest: bool,
     pub(crate) truncated_frames: (u64, Vec<u64>),
     pub(crate) tl: Timeline,
-    /// Closed PFC episodes (source MAC, priority, start, end), spread over the timeline at the end.
-    pub(crate) episodes: Vec<([u8; 6], u8, u64, u64)>,
+    /// Pause time per timeline bucket for each (source MAC, priority), spread as episodes close.
+    pub(crate) pauses: BTreeMap<([u8; 6], u8), Vec<u64>>,
+    /// Closed episodes reaching too far past the timeline's end to spread at its current
+    /// buckets (only while they are fine); retried as the buckets widen, spread at the end.
+    pause_pending: Vec<([u8; 6], u8, u64, u64)>,
+    /// Every closed episode, for the test that spreads them the simple way at the end.
+    #[cfg(test)]
+    episodes_log: Vec<([u8; 6], u8, u64, u64)>,
     /// ACK latency per connection class.
     pub(crate) ack_class: BTreeMap<u8, Histogram<u32>>,
 }
@@ -711,7 +717,10 @@ impl Analyzer {
             perftest: false,
             truncated_frames: (0, Vec::new()),
             tl: Timeline::default(),
-            episodes: Vec::new(),
+            pauses: BTreeMap::new(),
+            pause_pending: Vec::new(),
+            #[cfg(test)]
+            episodes_log: Vec::new(),
             ack_class: BTreeMap::new(),
         }
     }
@@ -729,6 +738,7 @@ impl Analyzer {
             self.tl.width = 1_000;
         }
         let mut i = (ts.saturating_sub(start) / self.tl.width) as usize;
+        let mut halved = false;
         while i >= MAX_BUCKETS {
             self.tl.width *= 2;
             self.tl.len = self.tl.len.div_ceil(2);
@@ -738,10 +748,19 @@ impl Analyzer {
             for f in self.flows.iter_mut() {
                 f.tput.halve();
             }
+            for v in self.pauses.values_mut() {
+                merge(v);
+            }
+            halved = true;
             i = (ts.saturating_sub(start) / self.tl.width) as usize;
         }
         self.tl.cur = i;
         self.tl.len = self.tl.len.max(i + 1);
+        if halved {
+            for (src, p, s, e) in std::mem::take(&mut self.pause_pending) {
+                self.episode(src, p, s, e);
+            }
+        }
         (self.tl.lo, self.tl.hi) = if ts >= start {
             let lo = start + i as u64 * self.tl.width;
             (lo, lo.saturating_add(self.tl.width))
@@ -1372,10 +1391,11 @@ impl Analyzer {
             }
             st.frames += 1;
             if st.end > 0 && ts >= st.end {
-                let e = st.end;
-                self.episodes.push((src, p, st.start, e));
+                let (s, e) = (st.start, st.end);
                 close(st, e);
+                self.episode(src, p, s, e);
             }
+            let st = self.pfc.entry((src, p)).or_default();
             if q > 0 {
                 let end = ts + quanta_to_ns(q, link);
                 if st.end == 0 {
@@ -1385,22 +1405,76 @@ impl Analyzer {
                     st.end = st.end.max(end);
                 }
             } else if st.end > 0 {
-                self.episodes.push((src, p, st.start, ts));
+                let s = st.start;
                 close(st, ts);
+                self.episode(src, p, s, ts);
             }
         }
     }
 
     /// Ends the pass and builds the report.
     pub fn finish(mut self) -> report::Report {
+        self.end_pauses();
+        crate::findings::build(self)
+    }
+
+    /// Closes the PFC/PAUSE episodes still open and spreads every pending one.
+    fn end_pauses(&mut self) {
+        let mut open = Vec::new();
         for (&(src, p), st) in self.pfc.iter_mut() {
             if st.end > 0 {
-                let e = st.end;
-                self.episodes.push((src, p, st.start, e));
+                let (s, e) = (st.start, st.end);
+                open.push((src, p, s, e));
                 close(st, e);
             }
         }
-        crate::findings::build(self)
+        for (src, p, s, e) in open {
+            self.episode(src, p, s, e);
+        }
+        for (src, p, s, e) in std::mem::take(&mut self.pause_pending) {
+            self.spread_pause(src, p, s, e, true);
+        }
+    }
+
+    /// A closed PFC/PAUSE episode `[s, e)`: its pause time goes into the timeline now, or later.
+    fn episode(&mut self, src: [u8; 6], p: u8, s: u64, e: u64) {
+        #[cfg(test)]
+        self.episodes_log.push((src, p, s, e));
+        if !self.spread_pause(src, p, s, e, false) {
+            self.pause_pending.push((src, p, s, e));
+        }
+    }
+
+    /// Adds the episode `[s, e)` to its series at the timeline's current buckets; buckets merge
+    /// in pairs as the timeline widens, which keeps the sums exact. Unless `last`, refuses
+    /// (false) an episode reaching more than `MAX_BUCKETS` past the timeline's end; `last` cuts
+    /// at the timeline's end, as the report's buckets end there.
+    fn spread_pause(&mut self, src: [u8; 6], p: u8, s: u64, e: u64, last: bool) -> bool {
+        let start = self.tl.start.unwrap_or(0);
+        let width = self.tl.width.max(1);
+        let limit = if last {
+            self.tl.len.min(MAX_BUCKETS)
+        } else {
+            self.tl.len + MAX_BUCKETS
+        };
+        if !last && e > s && (e - 1).saturating_sub(start) / width >= limit as u64 {
+            return false;
+        }
+        let v = self.pauses.entry((src, p)).or_default();
+        let mut t = s;
+        while t < e {
+            let b = (t.saturating_sub(start) / width) as usize;
+            if b >= limit {
+                break;
+            }
+            if v.len() <= b {
+                v.resize(b + 1, 0);
+            }
+            let until = e.min(start + (b as u64 + 1) * width);
+            v[b] += until - t;
+            t = until;
+        }
+        true
     }
 
     pub(crate) fn counters(f: &FlowState) -> Counters {
@@ -1504,6 +1578,94 @@ mod tests {
             bump(&mut v, i >> shift, by);
         }
         v
+    }
+
+    /// Pause time spread as episodes close (through timeline widenings, long episodes, time
+    /// going back) equals spreading every episode at the end over the final buckets.
+    #[test]
+    fn pause_timeline_equals_spreading_every_episode_at_the_end() {
+        // At 1 Mb/s a pause quantum is 512 µs: episodes reach far past the capture's end.
+        for link in [1_000_000_000, 1_000_000] {
+            pause_timeline_at(link);
+        }
+    }
+
+    fn pause_timeline_at(link: u64) {
+        let mut a = Analyzer::new(Config {
+            link_bps: Some(link),
+            files: Vec::new(),
+        });
+        let mut x = 99u64;
+        let mut rnd = move |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let mut ts = 1_000_000u64;
+        for k in 0..60_000u64 {
+            ts += rnd(40_000);
+            if k % 997 == 0 {
+                ts -= rnd(30_000).min(ts);
+            }
+            let mut e = Event::default();
+            e.meta.number = k + 1;
+            e.meta.ts_ns = ts;
+            if rnd(3) == 0 {
+                let mut quanta = [0u16; 8];
+                for q in quanta.iter_mut() {
+                    *q = match rnd(4) {
+                        0 => 0,
+                        1 => 0xffff,
+                        _ => rnd(3000) as u16,
+                    };
+                }
+                let src = [2, 0, 0, 0, 0, rnd(3) as u8];
+                let mc = if rnd(5) == 0 {
+                    MacControl::Pause { quanta: quanta[0] }
+                } else {
+                    MacControl::Pfc {
+                        enable: rnd(256) as u8,
+                        quanta,
+                    }
+                };
+                e.macctl = Some(Box::new((src, mc)));
+            }
+            a.event(&e);
+        }
+        a.end_pauses();
+        let start = a.tl.start.unwrap_or(0);
+        let width = a.tl.width.max(1);
+        let len = a.tl.len.min(MAX_BUCKETS);
+        let mut want: BTreeMap<([u8; 6], u8), Vec<u64>> = BTreeMap::new();
+        for &(m, p, s, e) in &a.episodes_log {
+            let v = want.entry((m, p)).or_insert_with(|| vec![0; len]);
+            let mut t = s;
+            while t < e && len > 0 {
+                let b = (t.saturating_sub(start) / width) as usize;
+                if b >= len {
+                    break;
+                }
+                let until = e.min(start + (b as u64 + 1) * width);
+                v[b] += until - t;
+                t = until;
+            }
+        }
+        assert!(
+            a.episodes_log.len() > 1000 && width > 1000,
+            "{}",
+            a.episodes_log.len()
+        );
+        let got: BTreeMap<([u8; 6], u8), Vec<u64>> = a
+            .pauses
+            .iter()
+            .map(|(k, v)| {
+                let mut v = v.clone();
+                v.resize(len, 0);
+                (*k, v)
+            })
+            .collect();
+        assert_eq!(got, want);
     }
 
     #[test]

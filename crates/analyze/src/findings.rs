@@ -263,29 +263,16 @@ fn timeline(a: &Analyzer, flows: &[report::Flow]) -> report::Timeline {
             values: pad(v),
         })
         .collect();
-    let mut pfc: BTreeMap<([u8; 6], u8), Vec<u64>> = BTreeMap::new();
-    for &(m, p, s, e) in &a.episodes {
-        let v = pfc.entry((m, p)).or_insert_with(|| vec![0; len]);
-        let mut t = s;
-        while t < e && len > 0 {
-            let b = ((t.saturating_sub(start)) / width) as usize;
-            if b >= len {
-                break;
-            }
-            let until = e.min(start + (b as u64 + 1) * width);
-            v[b] += until - t;
-            t = until;
-        }
-    }
-    let pfc_pause_ns = pfc
-        .into_iter()
-        .map(|((m, p), values)| report::Series {
+    let pfc_pause_ns = a
+        .pauses
+        .iter()
+        .map(|(&(m, p), v)| report::Series {
             name: if p == 255 {
                 format!("{} PAUSE (all)", mac(m))
             } else {
                 format!("{} priority {p}", mac(m))
             },
-            values,
+            values: pad(v),
         })
         .collect();
     let ack_latency_cdf = a
