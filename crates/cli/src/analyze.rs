@@ -244,7 +244,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<()> {
             .with_context(|| format!("cannot write {path}"))?;
     }
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::new(stdout.lock());
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
     if a.json {
         serde_json::to_writer_pretty(&mut out, &report)?;
         writeln!(out)?;
