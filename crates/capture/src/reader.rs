@@ -357,6 +357,9 @@ impl CaptureReader {
         if let Some(e) = self.deferred.take() {
             return Err(e);
         }
+        // Read into the chunk's own buffer, after the unread tail the reader kept: the buffer is
+        // warm in the cache of the worker that decodes the chunk.
+        self.move_tail(chunk, bytes);
         self.top_up(bytes)?;
         let min = self.header_len();
         while chunk.recs.len() < max {
@@ -392,7 +395,14 @@ impl CaptureReader {
                 }
             }
         }
-        // The chunk takes the buffer holding its records; the reader keeps the unread tail.
+        // The chunk takes back the buffer holding its records; the reader keeps the unread tail.
+        self.move_tail(chunk, 0);
+        Ok(!chunk.recs.is_empty())
+    }
+
+    /// Swaps the reader's buffer with `chunk`'s and copies the unread bytes over to the front
+    /// of the reader's new buffer, which holds at least `bytes`.
+    fn move_tail(&mut self, chunk: &mut Chunk, bytes: usize) {
         std::mem::swap(&mut self.buf, &mut chunk.buf);
         let tail = self.end - self.start;
         if self.buf.len() < tail.max(bytes) {
@@ -401,7 +411,6 @@ impl CaptureReader {
         self.buf[..tail].copy_from_slice(&chunk.buf[self.start..self.end]);
         self.start = 0;
         self.end = tail;
-        Ok(!chunk.recs.is_empty())
     }
 
     /// Takes every whole classic pcap record in the buffer, in a tight loop; stops before one
