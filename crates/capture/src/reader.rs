@@ -445,18 +445,10 @@ impl CaptureReader {
         self.start = at;
     }
 
-    /// Moves the unread bytes to the front and reads until `bytes` are buffered or the input ends.
+    /// Reads until `bytes` are buffered or the input ends; `move_tail` has put the unread bytes
+    /// at the front of a buffer that holds `bytes`. Only up to `bytes`, even when the buffer is
+    /// larger (it grew for a big record): what is read past the chunk's records is copied on.
     fn top_up(&mut self, bytes: usize) -> Result<(), CaptureError> {
-        if self.start > 0 {
-            self.buf.copy_within(self.start..self.end, 0);
-            self.end -= self.start;
-            self.start = 0;
-        }
-        if self.buf.len() < bytes {
-            self.buf.resize(bytes, 0);
-        }
-        // Up to `bytes`, even when the buffer is larger (it grew for a big record, or is the
-        // initial one): what is read past the chunk's records is copied to the next buffer.
         while self.end < bytes && !self.eof {
             let n = match self.src.read(&mut self.buf[self.end..bytes]) {
                 Ok(n) => n,
