@@ -122,17 +122,7 @@ fn line_chart(
     let (lx0, lx1) = (lx(x_min.max(if log_x { 1e-3 } else { x_min })), lx(x_max));
     let px = |x: f64| ML + (lx(x) - lx0) / (lx1 - lx0).max(1e-12) * pw;
     let py = |y: f64| MT + ph - y / y_top.max(1e-12) * ph;
-    let _ = write!(
-        s,
-        "<figure id=\"{id}\"><figcaption>{}</figcaption>",
-        esc(title)
-    );
-    let _ = write!(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{}\">", esc(title));
-    let _ = write!(s, "<rect x=\"{ML}\" y=\"{MT}\" width=\"{pw}\" height=\"{ph}\" fill=\"#fff\" stroke=\"#ccc\"/>");
-    for t in &yt {
-        let y = py(*t);
-        let _ = write!(s, "<line x1=\"{ML}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" class=\"tick\">{}</text>", ML + pw, ML - 6.0, y + 4.0, num(*t));
-    }
+    open_chart(&mut s, id, title, &yt);
     let xt: Vec<f64> = if log_x {
         let mut v = Vec::new();
         let mut d = 10f64.powf(lx0.floor());
@@ -198,6 +188,25 @@ fn legend<'a>(s: &mut String, items: impl Iterator<Item = (&'a str, &'a str)>) {
     s.push_str("</ul>");
 }
 
+/// Opens a chart: the figure and its caption, the SVG, the plot area, and a grid line with its
+/// label at each of the `yt` ticks (the last tick is the top of the plot).
+fn open_chart(s: &mut String, id: &str, title: &str, yt: &[f64]) {
+    let pw = W - ML - MR;
+    let ph = H - MT - MB;
+    let y_top = *yt.last().unwrap_or(&1.0);
+    let _ = write!(
+        s,
+        "<figure id=\"{id}\"><figcaption>{}</figcaption>",
+        esc(title)
+    );
+    let _ = write!(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{}\">", esc(title));
+    let _ = write!(s, "<rect x=\"{ML}\" y=\"{MT}\" width=\"{pw}\" height=\"{ph}\" fill=\"#fff\" stroke=\"#ccc\"/>");
+    for t in yt {
+        let y = MT + ph - t / y_top.max(1e-12) * ph;
+        let _ = write!(s, "<line x1=\"{ML}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" class=\"tick\">{}</text>", ML + pw, ML - 6.0, y + 4.0, num(*t));
+    }
+}
+
 fn bar_chart(
     id: &str,
     title: &str,
@@ -211,17 +220,7 @@ fn bar_chart(
     let y_max = bars.iter().map(|b| b.1).fold(0.0, f64::max);
     let yt = ticks(y_max);
     let y_top = *yt.last().unwrap_or(&1.0);
-    let _ = write!(
-        s,
-        "<figure id=\"{id}\"><figcaption>{}</figcaption>",
-        esc(title)
-    );
-    let _ = write!(s, "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {W} {H}\" role=\"img\" aria-label=\"{}\">", esc(title));
-    let _ = write!(s, "<rect x=\"{ML}\" y=\"{MT}\" width=\"{pw}\" height=\"{ph}\" fill=\"#fff\" stroke=\"#ccc\"/>");
-    for t in &yt {
-        let y = MT + ph - t / y_top * ph;
-        let _ = write!(s, "<line x1=\"{ML}\" x2=\"{}\" y1=\"{y:.1}\" y2=\"{y:.1}\" stroke=\"#eee\"/><text x=\"{}\" y=\"{:.1}\" text-anchor=\"end\" class=\"tick\">{}</text>", ML + pw, ML - 6.0, y + 4.0, num(*t));
-    }
+    open_chart(&mut s, id, title, &yt);
     let n = bars.len().max(1) as f64;
     let bw = pw / n;
     for (i, (label, v)) in bars.iter().enumerate() {

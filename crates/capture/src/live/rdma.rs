@@ -29,7 +29,8 @@ fn read(p: &Path) -> Option<String> {
         .map(|s| s.trim().to_string())
 }
 
-fn names(dir: &Path) -> Vec<String> {
+/// The entries of `dir`, sorted (none when it cannot be read).
+pub(super) fn names(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .map(|d| {
             d.filter_map(|e| e.ok())

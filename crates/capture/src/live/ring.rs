@@ -107,15 +107,7 @@ pub fn if_index(iface: &str) -> Result<i32, LiveError> {
 
 /// Network interfaces of this namespace, from /sys/class/net.
 pub fn interfaces() -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir("/sys/class/net")
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
+    super::rdma::names(std::path::Path::new("/sys/class/net"))
 }
 
 /// A packet socket for protocol 0, which receives nothing until `bind` names a protocol,
