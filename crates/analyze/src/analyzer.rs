@@ -173,7 +173,8 @@ enum Lat {
     #[default]
     Empty,
     Live(Box<Histogram<u32>>),
-    Done(Latency),
+    /// Boxed: a flow holds six of these, and most never get one.
+    Done(Box<Latency>),
 }
 
 /// A latency histogram: 2 significant digits from 1 ns to 100 s.
@@ -199,14 +200,14 @@ impl Lat {
                 p99: h.value_at_quantile(0.99),
                 max: h.max(),
             },
-            Self::Done(l) => *l,
+            Self::Done(l) => **l,
             _ => Latency::default(),
         }
     }
     /// Keeps only the summary, freeing the histogram.
     fn seal(&mut self) {
         if let Self::Live(_) = self {
-            *self = Self::Done(self.summary());
+            *self = Self::Done(Box::new(self.summary()));
         }
     }
 }
@@ -225,6 +226,54 @@ const SAMPLES: usize = 5;
 fn sample(v: &mut Vec<u64>, n: u64) {
     if v.len() < SAMPLES {
         v.push(n);
+    }
+}
+
+/// What a frame a finding cites shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cite {
+    Retx,
+    Nak,
+    Rnr,
+    Ce,
+    NotEct,
+    Timeout,
+    Bad,
+    Err,
+}
+
+/// The first [`SAMPLES`] frame numbers of each [`Cite`] kind of one flow, in one list: most
+/// flows cite few kinds or none, and eight lists per flow would mostly hold nothing.
+#[derive(Debug, Default)]
+pub(crate) struct Cited {
+    /// Frame number in the low 56 bits, kind above (a capture never reaches 2^56 frames).
+    frames: Vec<u64>,
+    /// Kinds that have their [`SAMPLES`] frames.
+    full: u8,
+}
+
+impl Cited {
+    const KIND_SHIFT: u32 = 56;
+
+    #[inline]
+    fn add(&mut self, kind: Cite, n: u64) {
+        let bit = 1u8 << kind as u8;
+        if self.full & bit != 0 {
+            return;
+        }
+        let tag = (kind as u64) << Self::KIND_SHIFT;
+        self.frames.push(tag | (n & ((1 << Self::KIND_SHIFT) - 1)));
+        if self.of(kind).count() == SAMPLES {
+            self.full |= bit;
+        }
+    }
+
+    /// The frames cited of `kind`, in the order they came.
+    pub(crate) fn of(&self, kind: Cite) -> impl Iterator<Item = u64> + '_ {
+        self.frames
+            .iter()
+            .filter(move |&&x| x >> Self::KIND_SHIFT == kind as u64)
+            .map(|&x| x & ((1 << Self::KIND_SHIFT) - 1))
     }
 }
 
@@ -302,16 +351,7 @@ pub(crate) struct FlowState {
     rate_before: (u64, u64),
     rate_after: (u64, u64),
     pub rnr_timers: Vec<u32>,
-    pub f_retx: Vec<u64>,
-    pub f_nak: Vec<u64>,
-    pub f_rnr: Vec<u64>,
-    pub f_ce: Vec<u64>,
-    pub f_not_ect: Vec<u64>,
-    pub f_timeout: Vec<u64>,
-    pub f_bad: Vec<u64>,
-    pub f_err: Vec<u64>,
-    /// Always empty (for findings that cite no frames of a flow).
-    pub f_none: Vec<u64>,
+    pub cited: Cited,
 }
 
 impl FlowState {
@@ -373,15 +413,7 @@ impl FlowState {
             rnr_timers: Vec::new(),
             tput: Series::default(),
             class: 0,
-            f_retx: Vec::new(),
-            f_nak: Vec::new(),
-            f_rnr: Vec::new(),
-            f_ce: Vec::new(),
-            f_not_ect: Vec::new(),
-            f_timeout: Vec::new(),
-            f_bad: Vec::new(),
-            f_err: Vec::new(),
-            f_none: Vec::new(),
+            cited: Cited::default(),
         }
     }
 
@@ -435,9 +467,7 @@ impl FlowState {
             m.min_size = size;
         }
         m.max_size = m.max_size.max(size);
-        *m.size_histogram
-            .entry(size.max(1).next_power_of_two())
-            .or_default() += 1;
+        m.size_histogram.add(size.max(1).next_power_of_two(), 1);
     }
 }
 
@@ -893,7 +923,7 @@ impl Analyzer {
                 Some(IcrcStatus::Ok) => fl.icrc[0] += 1,
                 Some(IcrcStatus::Bad) => {
                     fl.icrc[1] += 1;
-                    sample(&mut fl.f_bad, m.number);
+                    fl.cited.add(Cite::Bad, m.number);
                 }
                 Some(IcrcStatus::Truncated) => fl.icrc[2] += 1,
                 Some(IcrcStatus::Unverifiable) => fl.icrc[3] += 1,
@@ -905,8 +935,9 @@ impl Analyzer {
                 if ecn == 3 {
                     bump(&mut self.tl.events[EV_CE], self.tl.cur, 1);
                 }
-                if ecn == 0 {
-                    sample(&mut fl.f_not_ect, m.number);
+                // Only data on QPs above 1 is cited (management traffic may be Not-ECT).
+                if ecn == 0 && bth.destqp > 1 {
+                    fl.cited.add(Cite::NotEct, m.number);
                 }
                 if bth.destqp > 1 {
                     fl.prio_mask |= 1 << (e.prio & 7);
@@ -961,7 +992,7 @@ impl Analyzer {
                     fl.gap_filled += 1;
                     fl.unique_payload += u64::from(e.payload_len);
                 }
-                sample(&mut fl.f_retx, m.number);
+                fl.cited.add(Cite::Retx, m.number);
                 bump(&mut self.tl.events[EV_RETX], self.tl.cur, 1);
                 if !fl.in_retx {
                     fl.in_retx = true;
@@ -972,7 +1003,7 @@ impl Analyzer {
                         None if has_peer => {
                             fl.triggers.timeout += 1;
                             fl.timeouts += 1;
-                            sample(&mut fl.f_timeout, m.number);
+                            fl.cited.add(Cite::Timeout, m.number);
                         }
                         None => fl.triggers.unknown += 1,
                     }
@@ -1034,7 +1065,7 @@ impl Analyzer {
             fl.reads.push_back((bth.psn, ts));
         }
         if ce {
-            sample(&mut fl.f_ce, m.number);
+            fl.cited.add(Cite::Ce, m.number);
             if fl.ce_pending.is_none() {
                 fl.ce_pending = Some(ts);
             }
@@ -1139,7 +1170,7 @@ impl Analyzer {
                 self.count(EV_RNR, 1);
                 let fl = &mut self.flows[fi];
                 fl.rnr += 1;
-                sample(&mut fl.f_rnr, m.number);
+                fl.cited.add(Cite::Rnr, m.number);
                 let us = rnr_timer_us(timer_code);
                 if !fl.rnr_timers.contains(&us) && fl.rnr_timers.len() < 8 {
                     fl.rnr_timers.push(us);
@@ -1152,9 +1183,9 @@ impl Analyzer {
                 self.count(EV_NAK, 1);
                 let fl = &mut self.flows[fi];
                 fl.naks[usize::from(code.min(4))] += 1;
-                sample(&mut fl.f_nak, m.number);
+                fl.cited.add(Cite::Nak, m.number);
                 if code != 0 {
-                    sample(&mut fl.f_err, m.number);
+                    fl.cited.add(Cite::Err, m.number);
                 }
                 if let Some(r) = req {
                     let rf = &mut self.flows[r];
@@ -1478,9 +1509,9 @@ impl Analyzer {
     }
 
     pub(crate) fn counters(f: &FlowState) -> Counters {
-        let mut opcodes = BTreeMap::new();
+        let mut opcodes = report::SmallMap::default();
         for (op, n) in f.opcodes.iter() {
-            opcodes.insert(OpInfo::of(op).name.to_string(), n);
+            opcodes.add(OpInfo::of(op).name, n);
         }
         let sniffer = f.sniffer();
         Counters {

@@ -6,15 +6,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use rdmascope_wire::macctl::quanta_to_ns;
 use rdmascope_wire::mad;
 
-use crate::analyzer::{Analyzer, Node};
+use crate::analyzer::{Analyzer, Cite, Node};
 use crate::report::{self, Connection, Counters, End, Finding, Report, Severity, Totals};
 
 fn add(t: &mut Counters, o: &Counters) {
     t.packets += o.packets;
     t.bytes += o.bytes;
     t.payload_bytes += o.payload_bytes;
-    for (k, v) in &o.opcodes {
-        *t.opcodes.entry(k.clone()).or_default() += v;
+    for (k, v) in o.opcodes.iter() {
+        t.opcodes.add(k, v);
     }
     t.retransmitted_packets += o.retransmitted_packets;
     t.gap_filled_packets += o.gap_filled_packets;
@@ -309,8 +309,8 @@ fn timeline(a: &Analyzer, flows: &[report::Flow]) -> report::Timeline {
         .collect();
     let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
     for f in flows {
-        for (k, v) in &f.messages.size_histogram {
-            *sizes.entry(*k).or_default() += v;
+        for (k, v) in f.messages.size_histogram.iter() {
+            *sizes.entry(k).or_default() += v;
         }
     }
     report::Timeline {
@@ -337,12 +337,8 @@ fn findings(
     let t = &totals.counters;
     let mut out = Vec::new();
     let span = cap.last_ts_ns.saturating_sub(cap.first_ts_ns).max(1);
-    let frames_of = |pick: &dyn Fn(&crate::analyzer::FlowState) -> &Vec<u64>| -> Vec<u64> {
-        let mut v: Vec<u64> = a
-            .flows
-            .iter()
-            .flat_map(|f| pick(f).iter().copied())
-            .collect();
+    let frames_of = |kind: Cite| -> Vec<u64> {
+        let mut v: Vec<u64> = a.flows.iter().flat_map(|f| f.cited.of(kind)).collect();
         v.sort_unstable();
         v.truncate(10);
         v
@@ -382,7 +378,7 @@ fn findings(
                 format!("retransmission triggers: NAK {}, RNR {}, timeout {}, unknown {}", totals.retransmission_triggers.nak, totals.retransmission_triggers.rnr, totals.retransmission_triggers.timeout, totals.retransmission_triggers.unknown),
             ],
             r.names(|f| f.counters.retransmitted_packets + f.counters.gap_filled_packets + f.counters.missing_packets + f.counters.naks.psn_sequence_error > 0),
-            frames_of(&|f| &f.f_retx),
+            frames_of(Cite::Retx),
             "The \"lossless\" network drops packets, and RC recovers with go-back-N, so every loss resends everything after it. Check that PFC is enabled for the RDMA priority on every NIC and switch port on the path and that buffers/headroom are sized for the cable length; look for link errors (symbol/FCS errors) and for drops in the NIC counters (out_of_sequence, packet_seq_err, rx_discards_phy).",
         );
     }
@@ -393,7 +389,7 @@ fn findings(
             format!("{} retransmission bursts started after the ACK timeout, with no NAK seen", t.timeouts),
             vec![format!("timeouts = {}", t.timeouts), format!("duplicate_acks = {}", t.duplicate_acks)],
             r.names(|f| f.counters.timeouts > 0),
-            frames_of(&|f| &f.f_timeout),
+            frames_of(Cite::Timeout),
             "The requester waited out its local ACK timeout: the tail of a message or its ACKs were lost, so no NAK could say what was missing. Fix the loss (see PFC and link health); a timeout stalls the QP for 4.096 µs × 2^timeout, so keep the QP timeout (NCCL_IB_TIMEOUT, rdma_set_option) reasonable rather than huge.",
         );
     }
@@ -408,7 +404,7 @@ fn findings(
             format!("The receiver was not ready {} times (RNR NAK): a SEND arrived with no receive buffer posted", t.rnr_naks),
             vec![format!("rnr_naks = {}", t.rnr_naks), format!("RNR timers (µs): {}", timers.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))],
             r.names(|f| f.counters.rnr_naks > 0),
-            frames_of(&|f| &f.f_rnr),
+            frames_of(Cite::Rnr),
             "The responder application does not keep enough receive WQEs posted. Post receives earlier and deeper (or use an SRQ), and make the sender wait less per retry with a smaller min_rnr_timer; rnr_retry 7 retries forever.",
         );
     }
@@ -437,7 +433,7 @@ fn findings(
                         f.counters.naks.remote_operational_error > 0
                     }
                 }),
-                frames_of(&|f| &f.f_err),
+                frames_of(Cite::Err),
                 if code.ends_with("access_error") {
                     "The responder refused an RDMA access: wrong R_Key, an address outside the registered memory region, or missing access rights (IBV_ACCESS_REMOTE_WRITE/READ). The QP goes to the error state; check the memory registration and the keys exchanged."
                 } else {
@@ -495,7 +491,7 @@ fn findings(
                 format!("sender rate before / after CNPs: {:.1} / {:.1} Gb/s", mean(&before) as f64 / 1e9, mean(&after) as f64 / 1e9),
             ],
             answered.iter().take(10).map(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)).collect(),
-            frames_of(&|f| &f.f_ce),
+            frames_of(Cite::Ce),
             "Switches mark packets because queues build up (incast or oversubscription), and the senders slow down on CNPs as DCQCN intends. If throughput suffers, look for many-to-one traffic patterns, and check that the ECN thresholds (Kmin/Kmax) sit well below the PFC XOFF threshold.",
         );
     }
@@ -506,7 +502,7 @@ fn findings(
             format!("{} flows receive CE-marked packets but their receivers send no CNP", unanswered.len()),
             unanswered.iter().take(5).map(|f| format!("{} > {} qp 0x{:06x}: {} CE marks, 0 CNPs back", f.src, f.dst, f.dest_qp, f.counters.ecn.ce)).collect(),
             unanswered.iter().take(10).map(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)).collect(),
-            frames_of(&|f| &f.f_ce),
+            frames_of(Cite::Ce),
             "The receiving NIC does not act as a DCQCN notification point, so senders never slow down and congestion turns into PFC pauses or drops. Enable ECN/CNP generation on the receivers for the RDMA priority (mlx5: /sys/class/net/<if>/ecn/roce_np/enable/<prio> = 1) and check the CNP DSCP/priority.",
         );
     }
@@ -528,7 +524,7 @@ fn findings(
             },
             vec![format!("ecn: not_ect {}, ect0 {}, ect1 {}, ce {}", t.ecn.not_ect, t.ecn.ect0, t.ecn.ect1, t.ecn.ce)],
             r.names(|f| f.counters.ecn.not_ect > 0 && f.dest_qp > 1),
-            frames_of(&|f| if f.key.2 > 1 { &f.f_not_ect } else { &f.f_none }),
+            frames_of(Cite::NotEct),
             "Switches cannot mark Not-ECT packets, so these senders never get CNPs and only PFC (or loss) stops them. Enable RoCE congestion control on the senders (mlx5: ecn/roce_rp/enable/<prio> = 1; Soft-RoCE has none) and make sure the traffic class sets an ECT code point.",
         );
     }
@@ -651,7 +647,7 @@ fn findings(
             format!("{} packets carry a bad ICRC: the receiving HCA drops them silently", t.icrc.bad),
             vec![format!("icrc: ok {}, bad {}, truncated {}, unverifiable {}", t.icrc.ok, t.icrc.bad, t.icrc.truncated, t.icrc.unverifiable)],
             r.names(|f| f.counters.icrc.bad > 0),
-            frames_of(&|f| &f.f_bad),
+            frames_of(Cite::Bad),
             "The invariant CRC covers everything a router may not change, so a mismatch means corruption on a link or a middlebox rewriting a covered field (an ECMP/NAT device changing the UDP source port or IP addresses). Check link error counters along the path and anything that rewrites RoCE packets.",
         );
     }

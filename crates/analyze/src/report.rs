@@ -2,9 +2,57 @@
 //! `rdmascope.analyze.v1`, documented in docs/json.md). Renderers consume it; nothing here
 //! prints.
 
-use std::collections::BTreeMap;
+use std::ops::AddAssign;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+
+/// A map with few keys kept as a list sorted by key, serialised as a JSON object. A flow
+/// counts a handful of opcodes and message sizes; a `BTreeMap` node for each would cost several
+/// times the entries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SmallMap<K, V>(Vec<(K, V)>);
+
+impl<K, V> Default for SmallMap<K, V> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<K: Ord + Copy, V: Copy + AddAssign> SmallMap<K, V> {
+    /// Adds `v` to the value of `k` (inserting it).
+    pub fn add(&mut self, k: K, v: V) {
+        match self.0.binary_search_by(|(x, _)| x.cmp(&k)) {
+            Ok(i) => self.0[i].1 += v,
+            Err(i) => self.0.insert(i, (k, v)),
+        }
+    }
+
+    pub fn get(&self, k: K) -> Option<V> {
+        self.0
+            .binary_search_by(|(x, _)| x.cmp(&k))
+            .ok()
+            .map(|i| self.0[i].1)
+    }
+
+    /// (key, value) in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (K, V)> + '_ {
+        self.0.iter().copied()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<K: Serialize, V: Serialize> Serialize for SmallMap<K, V> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k, v)))
+    }
+}
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct Naks {
@@ -37,7 +85,8 @@ pub struct Counters {
     pub packets: u64,
     pub bytes: u64,
     pub payload_bytes: u64,
-    pub opcodes: BTreeMap<String, u64>,
+    /// Packets per opcode name (`RC_SEND_FIRST`, `CNP`, `0x18` for an unknown one).
+    pub opcodes: SmallMap<&'static str, u64>,
     pub retransmitted_packets: u64,
     pub gap_filled_packets: u64,
     pub missing_packets: u64,
@@ -80,7 +129,7 @@ pub struct Messages {
     pub min_size: u64,
     pub max_size: u64,
     /// Message sizes by power of two (key: upper bound in bytes).
-    pub size_histogram: BTreeMap<u64, u64>,
+    pub size_histogram: SmallMap<u64, u64>,
     pub read_bytes_requested: u64,
     pub read_bytes_returned: u64,
 }

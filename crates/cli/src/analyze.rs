@@ -317,8 +317,8 @@ pub fn render_text(r: &Report, top: usize) -> String {
         dur(span),
         rate(c.link_bps)
     ));
-    let mut ops: Vec<(&String, &u64)> = t.opcodes.iter().collect();
-    ops.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut ops: Vec<(&str, u64)> = t.opcodes.iter().collect();
+    ops.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let ops: Vec<String> = ops
         .iter()
         .take(6)
