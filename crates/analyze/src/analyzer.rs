@@ -283,140 +283,36 @@ enum Trigger {
     Rnr,
 }
 
-/// Everything kept per flow.
-#[derive(Debug)]
-#[repr(C)]
-pub(crate) struct FlowState {
-    // Fields touched by every packet first (`repr(C)` keeps this order), so a packet's
-    // updates share a few cache lines; the rest follows.
-    pub key: Key,
-    pub packets: u64,
-    pub bytes: u64,
-    pub payload_bytes: u64,
-    pub unique_payload: u64,
-    pub last_ts: u64,
-    pub first_ts: u64,
-    /// The 10 µs bucket being filled and its bytes (kept here, next to the counters every
-    /// packet updates; `recent` holds the buckets before it).
-    recent_now: (u64, u64),
-    /// Wire bytes per timeline bucket.
-    pub tput: Series,
-    /// Packets per opcode.
-    pub opcodes: OpCounts,
-    pub ecn: [u64; 4],
-    pub icrc: [u64; 4],
-    pub mac_changes: u64,
+/// The state of a flow that carries requests: PSNs, outstanding requests, messages,
+/// retransmission triggers and latencies, and its send rate around CNPs.
+#[derive(Debug, Default)]
+pub(crate) struct Req {
     pub psn: Option<Tracker>,
+    /// The 10 µs bucket being filled and its bytes; `recent` holds the buckets before it.
+    recent_now: (u64, u64),
     pub msgs: report::Messages,
     msg_open: Option<(u64, Operation)>,
     ackreq: VecDeque<(u32, u64)>,
     reads: VecDeque<(u32, u64)>,
-    pub first_psn: Option<u32>,
-    last_ack: Option<u32>,
-    pub max_fm_payload: u32,
-    pub max_payload: u32,
-    pub sport: Option<u16>,
-    last_mac: Option<[u8; 6]>,
-    pub transport: Option<Transport>,
-    pub encap: Option<Encap>,
-    pub prio_mask: u8,
-    pub is_request_flow: bool,
     in_retx: bool,
     prev_read: bool,
     pending: Option<Trigger>,
-    /// Connection class (index into `CLASSES`).
-    pub class: u8,
-    pub retx: u64,
-    pub gap_filled: u64,
-    pub dup_acks: u64,
-    pub naks: [u64; 5],
-    pub rnr: u64,
-    pub timeouts: u64,
-    pub cnp: u64,
     pub triggers: Triggers,
-    pub peer: Option<usize>,
     ack_lat: Lat,
     read_lat: Lat,
     gap_to_nak: Lat,
     nak_to_retx: Lat,
-    ce_to_cnp: Lat,
-    cnp_interval: Lat,
     gap_open: Option<u64>,
     nak_ts: Option<u64>,
     ce_pending: Option<u64>,
-    last_cnp: Option<u64>,
     /// Bytes sent per 10 µs bucket over the last 160 µs: (bucket number, bytes).
     recent: [(u64, u64); 16],
     after_cnp: Option<(u64, u64)>,
     rate_before: (u64, u64),
     rate_after: (u64, u64),
-    pub rnr_timers: Vec<u32>,
-    pub cited: Cited,
 }
 
-impl FlowState {
-    fn new(key: Key, ts: u64) -> Self {
-        Self {
-            key,
-            transport: None,
-            encap: None,
-            packets: 0,
-            bytes: 0,
-            payload_bytes: 0,
-            unique_payload: 0,
-            opcodes: OpCounts::default(),
-            retx: 0,
-            gap_filled: 0,
-            dup_acks: 0,
-            naks: [0; 5],
-            rnr: 0,
-            timeouts: 0,
-            cnp: 0,
-            ecn: [0; 4],
-            icrc: [0; 4],
-            psn: None,
-            first_psn: None,
-            in_retx: false,
-            pending: None,
-            triggers: Triggers::default(),
-            last_ack: None,
-            first_ts: ts,
-            last_ts: ts,
-            msg_open: None,
-            msgs: report::Messages::default(),
-            max_fm_payload: 0,
-            max_payload: 0,
-            prio_mask: 0,
-            sport: None,
-            is_request_flow: false,
-            last_mac: None,
-            mac_changes: 0,
-            peer: None,
-            ackreq: VecDeque::new(),
-            reads: VecDeque::new(),
-            ack_lat: Lat::Empty,
-            read_lat: Lat::Empty,
-            gap_to_nak: Lat::Empty,
-            nak_to_retx: Lat::Empty,
-            ce_to_cnp: Lat::Empty,
-            cnp_interval: Lat::Empty,
-            gap_open: None,
-            nak_ts: None,
-            prev_read: false,
-            ce_pending: None,
-            last_cnp: None,
-            recent: [(0, 0); 16],
-            recent_now: (0, 0),
-            after_cnp: None,
-            rate_before: (0, 0),
-            rate_after: (0, 0),
-            rnr_timers: Vec::new(),
-            tput: Series::default(),
-            class: 0,
-            cited: Cited::default(),
-        }
-    }
-
+impl Req {
     /// Frees what only live traffic needs (histograms, queues), keeping every summary.
     fn seal(&mut self) {
         for h in [
@@ -424,8 +320,6 @@ impl FlowState {
             &mut self.read_lat,
             &mut self.gap_to_nak,
             &mut self.nak_to_retx,
-            &mut self.ce_to_cnp,
-            &mut self.cnp_interval,
         ] {
             h.seal();
         }
@@ -434,12 +328,6 @@ impl FlowState {
         if let Some(t) = &mut self.psn {
             t.seal();
         }
-    }
-
-    /// True when the frames carry the offloaded-sniffer artefact (source MAC changing on
-    /// nearly every frame): their ICRCs are unverifiable, not bad.
-    pub fn sniffer(&self) -> bool {
-        self.packets >= 3 && self.mac_changes * 10 >= (self.packets - 1) * 9
     }
 
     fn open_message(&mut self, payload: u64, op: Operation) {
@@ -468,6 +356,121 @@ impl FlowState {
         }
         m.max_size = m.max_size.max(size);
         m.size_histogram.add(size.max(1).next_power_of_two(), 1);
+    }
+}
+
+/// Everything kept per flow.
+#[derive(Debug)]
+#[repr(C)]
+pub(crate) struct FlowState {
+    // Fields touched by every packet first (`repr(C)` keeps this order), so a packet's
+    // updates share a few cache lines; the rest follows.
+    pub key: Key,
+    pub packets: u64,
+    pub bytes: u64,
+    pub payload_bytes: u64,
+    pub unique_payload: u64,
+    pub last_ts: u64,
+    pub first_ts: u64,
+    /// What only a flow that carries requests needs (most of a flow's size; a response or
+    /// ACK flow has none).
+    pub req: Option<Box<Req>>,
+    /// Wire bytes per timeline bucket.
+    pub tput: Series,
+    /// Packets per opcode.
+    pub opcodes: OpCounts,
+    pub ecn: [u64; 4],
+    pub icrc: [u64; 4],
+    pub mac_changes: u64,
+    pub first_psn: Option<u32>,
+    last_ack: Option<u32>,
+    pub max_fm_payload: u32,
+    pub max_payload: u32,
+    pub sport: Option<u16>,
+    last_mac: Option<[u8; 6]>,
+    pub transport: Option<Transport>,
+    pub encap: Option<Encap>,
+    pub prio_mask: u8,
+    pub is_request_flow: bool,
+    /// Connection class (index into `CLASSES`).
+    pub class: u8,
+    pub retx: u64,
+    pub gap_filled: u64,
+    pub dup_acks: u64,
+    pub naks: [u64; 5],
+    pub rnr: u64,
+    pub timeouts: u64,
+    pub cnp: u64,
+    pub peer: Option<usize>,
+    ce_to_cnp: Lat,
+    cnp_interval: Lat,
+    last_cnp: Option<u64>,
+    pub rnr_timers: Vec<u32>,
+    pub cited: Cited,
+}
+
+impl FlowState {
+    fn new(key: Key, ts: u64) -> Self {
+        Self {
+            key,
+            transport: None,
+            encap: None,
+            packets: 0,
+            bytes: 0,
+            payload_bytes: 0,
+            unique_payload: 0,
+            opcodes: OpCounts::default(),
+            retx: 0,
+            gap_filled: 0,
+            dup_acks: 0,
+            naks: [0; 5],
+            rnr: 0,
+            timeouts: 0,
+            cnp: 0,
+            ecn: [0; 4],
+            icrc: [0; 4],
+            first_psn: None,
+            last_ack: None,
+            first_ts: ts,
+            req: None,
+            last_ts: ts,
+            max_fm_payload: 0,
+            max_payload: 0,
+            prio_mask: 0,
+            sport: None,
+            is_request_flow: false,
+            last_mac: None,
+            mac_changes: 0,
+            peer: None,
+            ce_to_cnp: Lat::Empty,
+            cnp_interval: Lat::Empty,
+            last_cnp: None,
+            rnr_timers: Vec::new(),
+            tput: Series::default(),
+            class: 0,
+            cited: Cited::default(),
+        }
+    }
+
+    /// Frees what only live traffic needs (histograms, queues), keeping every summary.
+    fn seal(&mut self) {
+        self.ce_to_cnp.seal();
+        self.cnp_interval.seal();
+        if let Some(r) = &mut self.req {
+            r.seal();
+        }
+    }
+
+    /// The request state, created on first use.
+    #[inline]
+    fn req(&mut self) -> &mut Req {
+        self.req.get_or_insert_with(Box::default)
+    }
+
+    /// True when the frames carry the offloaded-sniffer artefact (source MAC changing on
+    /// nearly every frame): their ICRCs are unverifiable, not bad.
+    pub fn sniffer(&self) -> bool {
+        self.packets >= 3 && self.mac_changes * 10 >= (self.packets - 1) * 9
     }
 }
 
@@ -950,7 +953,7 @@ impl Analyzer {
             op if op.is_response() => self.read_response(m, fi, e, bth, op),
             _ if info.transport == Transport::Ud => {
                 let fl = &mut self.flows[fi];
-                fl.close_message(u64::from(e.payload_len), info.op);
+                fl.req().close_message(u64::from(e.payload_len), info.op);
                 fl.unique_payload += u64::from(e.payload_len);
                 if let Some(cm) = e.cm.as_deref() {
                     self.cm_message(m, src, dst, *cm);
@@ -971,18 +974,19 @@ impl Analyzer {
             fl.sport = e.udp_sport;
         }
         fl.first_psn.get_or_insert(bth.psn);
-        let tracker = fl.psn.get_or_insert_with(Tracker::default);
+        let rq = fl.req.get_or_insert_with(Box::default);
+        let tracker = rq.psn.get_or_insert_with(Tracker::default);
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
         match class {
             Class::New => {
                 if let Some(h) = before {
-                    if psn_diff(bth.psn, h) > 1 && !fl.prev_read && fl.gap_open.is_none() {
-                        fl.gap_open = Some(ts);
+                    if psn_diff(bth.psn, h) > 1 && !rq.prev_read && rq.gap_open.is_none() {
+                        rq.gap_open = Some(ts);
                     }
                 }
-                fl.in_retx = false;
-                fl.prev_read = is_read;
+                rq.in_retx = false;
+                rq.prev_read = is_read;
                 fl.unique_payload += u64::from(e.payload_len);
             }
             Class::Retransmitted | Class::GapFilled => {
@@ -994,23 +998,23 @@ impl Analyzer {
                 }
                 fl.cited.add(Cite::Retx, m.number);
                 bump(&mut self.tl.events[EV_RETX], self.tl.cur, 1);
-                if !fl.in_retx {
-                    fl.in_retx = true;
+                if !rq.in_retx {
+                    rq.in_retx = true;
                     let has_peer = fl.peer.is_some();
-                    match fl.pending.take() {
-                        Some(Trigger::Nak) => fl.triggers.nak += 1,
-                        Some(Trigger::Rnr) => fl.triggers.rnr += 1,
+                    match rq.pending.take() {
+                        Some(Trigger::Nak) => rq.triggers.nak += 1,
+                        Some(Trigger::Rnr) => rq.triggers.rnr += 1,
                         None if has_peer => {
-                            fl.triggers.timeout += 1;
+                            rq.triggers.timeout += 1;
                             fl.timeouts += 1;
                             fl.cited.add(Cite::Timeout, m.number);
                         }
-                        None => fl.triggers.unknown += 1,
+                        None => rq.triggers.unknown += 1,
                     }
-                    if let Some(n) = fl.nak_ts.take() {
-                        record(&mut fl.nak_to_retx, ts - n);
+                    if let Some(n) = rq.nak_ts.take() {
+                        record(&mut rq.nak_to_retx, ts - n);
                     }
-                    fl.gap_open = None;
+                    rq.gap_open = None;
                 }
             }
         }
@@ -1020,17 +1024,17 @@ impl Analyzer {
             match info.op.position() {
                 Position::First => {
                     fl.max_fm_payload = fl.max_fm_payload.max(e.payload_len);
-                    fl.open_message(p, info.op);
+                    rq.open_message(p, info.op);
                 }
                 Position::Middle => {
                     fl.max_fm_payload = fl.max_fm_payload.max(e.payload_len);
-                    if let Some((b, op)) = fl.msg_open {
-                        fl.msg_open = Some((b + p, op));
+                    if let Some((b, op)) = rq.msg_open {
+                        rq.msg_open = Some((b + p, op));
                     }
                 }
                 Position::Last => {
-                    if let Some((b, op)) = fl.msg_open.take() {
-                        fl.close_message(b + p, op);
+                    if let Some((b, op)) = rq.msg_open.take() {
+                        rq.close_message(b + p, op);
                     }
                 }
                 Position::Only => {
@@ -1039,54 +1043,54 @@ impl Analyzer {
                     } else {
                         p
                     };
-                    fl.close_message(size, info.op);
+                    rq.close_message(size, info.op);
                     if is_read {
-                        fl.msgs.read_bytes_requested += size;
+                        rq.msgs.read_bytes_requested += size;
                     }
                 }
             }
         }
         if bth.ackreq
             && !is_read
-            && fl
+            && rq
                 .ackreq
                 .back()
                 .is_none_or(|&(p, _)| psn_diff(bth.psn, p) > 0)
         {
-            if fl.ackreq.len() == 512 {
-                fl.ackreq.pop_front();
+            if rq.ackreq.len() == 512 {
+                rq.ackreq.pop_front();
             }
-            fl.ackreq.push_back((bth.psn, ts));
+            rq.ackreq.push_back((bth.psn, ts));
         }
         if is_read && class == Class::New {
-            if fl.reads.len() == 1024 {
-                fl.reads.pop_front();
+            if rq.reads.len() == 1024 {
+                rq.reads.pop_front();
             }
-            fl.reads.push_back((bth.psn, ts));
+            rq.reads.push_back((bth.psn, ts));
         }
         if ce {
             fl.cited.add(Cite::Ce, m.number);
-            if fl.ce_pending.is_none() {
-                fl.ce_pending = Some(ts);
+            if rq.ce_pending.is_none() {
+                rq.ce_pending = Some(ts);
             }
         }
         // Rate around CNPs.
         let bytes = m.orig_len;
         let bucket = ts / 10_000;
-        if fl.recent_now.0 != bucket {
-            let (b, n) = fl.recent_now;
-            fl.recent[(b % 16) as usize] = (b, n);
-            let s = fl.recent[(bucket % 16) as usize];
-            fl.recent_now = if s.0 == bucket { s } else { (bucket, 0) };
+        if rq.recent_now.0 != bucket {
+            let (b, n) = rq.recent_now;
+            rq.recent[(b % 16) as usize] = (b, n);
+            let s = rq.recent[(bucket % 16) as usize];
+            rq.recent_now = if s.0 == bucket { s } else { (bucket, 0) };
         }
-        fl.recent_now.1 += u64::from(bytes);
-        if let Some((end, acc)) = fl.after_cnp {
+        rq.recent_now.1 += u64::from(bytes);
+        if let Some((end, acc)) = rq.after_cnp {
             if ts >= end {
-                fl.rate_after.0 += acc * 8 * 10_000; // bytes in 100 µs → bit/s
-                fl.rate_after.1 += 1;
-                fl.after_cnp = None;
+                rq.rate_after.0 += acc * 8 * 10_000; // bytes in 100 µs → bit/s
+                rq.rate_after.1 += 1;
+                rq.after_cnp = None;
             } else {
-                fl.after_cnp = Some((end, acc + u64::from(bytes)));
+                rq.after_cnp = Some((end, acc + u64::from(bytes)));
             }
         }
     }
@@ -1110,7 +1114,12 @@ impl Analyzer {
             let list = self.by_pair.get(&(dst, src))?;
             let mut best: Option<(i64, usize)> = None;
             for &c in list {
-                let Some(h) = self.flows[c].psn.as_ref().and_then(|t| t.highest()) else {
+                let Some(h) = self.flows[c]
+                    .req
+                    .as_ref()
+                    .and_then(|r| r.psn.as_ref())
+                    .and_then(|t| t.highest())
+                else {
                     continue;
                 };
                 if self.flows[c].peer.is_some_and(|p| p != fi) {
@@ -1149,15 +1158,19 @@ impl Analyzer {
                 }
                 if let Some(r) = req {
                     let rf = &mut self.flows[r];
+                    let class = rf.class;
+                    let Some(rq) = rf.req.as_deref_mut() else {
+                        return;
+                    };
                     let mut first = None;
-                    while let Some(&(p, t)) = rf.ackreq.front() {
+                    while let Some(&(p, t)) = rq.ackreq.front() {
                         if psn_diff(p, bth.psn) <= 0 {
                             first.get_or_insert(t);
-                            rf.ackreq.pop_front();
-                            record(&mut rf.ack_lat, ts.saturating_sub(t));
+                            rq.ackreq.pop_front();
+                            record(&mut rq.ack_lat, ts.saturating_sub(t));
                             let h = self
                                 .ack_class
-                                .entry(rf.class)
+                                .entry(class)
                                 .or_insert_with(latency_histogram);
                             h.saturating_record(ts.saturating_sub(t).clamp(1, MAX_LATENCY_NS));
                         } else {
@@ -1176,7 +1189,7 @@ impl Analyzer {
                     fl.rnr_timers.push(us);
                 }
                 if let Some(r) = req {
-                    self.flows[r].pending = Some(Trigger::Rnr);
+                    self.flows[r].req().pending = Some(Trigger::Rnr);
                 }
             }
             AethKind::Nak { code } => {
@@ -1188,13 +1201,13 @@ impl Analyzer {
                     fl.cited.add(Cite::Err, m.number);
                 }
                 if let Some(r) = req {
-                    let rf = &mut self.flows[r];
                     if code == 0 {
-                        rf.pending = Some(Trigger::Nak);
-                        if let Some(g) = rf.gap_open.take() {
-                            record(&mut rf.gap_to_nak, ts.saturating_sub(g));
+                        let rq = self.flows[r].req();
+                        rq.pending = Some(Trigger::Nak);
+                        if let Some(g) = rq.gap_open.take() {
+                            record(&mut rq.gap_to_nak, ts.saturating_sub(g));
                         }
-                        rf.nak_ts.get_or_insert(ts);
+                        rq.nak_ts.get_or_insert(ts);
                     }
                 }
             }
@@ -1209,22 +1222,22 @@ impl Analyzer {
             fl.max_fm_payload = fl.max_fm_payload.max(e.payload_len);
         }
         let Some(r) = req else { return };
-        let rf = &mut self.flows[r];
-        rf.msgs.read_bytes_returned += u64::from(e.payload_len);
+        let rq = self.flows[r].req();
+        rq.msgs.read_bytes_returned += u64::from(e.payload_len);
         if matches!(op.position(), Position::Last | Position::Only) {
-            while let Some(&(p, t)) = rf.reads.front() {
+            while let Some(&(p, t)) = rq.reads.front() {
                 if psn_diff(p, bth.psn) <= 0 {
-                    rf.reads.pop_front();
-                    record(&mut rf.read_lat, m.ts_ns.saturating_sub(t));
+                    rq.reads.pop_front();
+                    record(&mut rq.read_lat, m.ts_ns.saturating_sub(t));
                 } else {
                     break;
                 }
             }
             // A READ response also acknowledges the requests before it.
-            while let Some(&(p, t)) = rf.ackreq.front() {
+            while let Some(&(p, t)) = rq.ackreq.front() {
                 if psn_diff(p, bth.psn) <= 0 {
-                    rf.ackreq.pop_front();
-                    record(&mut rf.ack_lat, m.ts_ns.saturating_sub(t));
+                    rq.ackreq.pop_front();
+                    record(&mut rq.ack_lat, m.ts_ns.saturating_sub(t));
                 } else {
                     break;
                 }
@@ -1249,16 +1262,16 @@ impl Analyzer {
             let list = self.by_pair.get(&(dst, src))?;
             list.iter()
                 .copied()
-                .filter(|&c| self.flows[c].ce_pending.is_some())
-                .min_by_key(|&c| self.flows[c].ce_pending)
+                .filter_map(|c| Some((self.flows[c].req.as_ref()?.ce_pending?, c)))
+                .min_by_key(|&(t, _)| t)
+                .map(|(_, c)| c)
         });
         if let Some(r) = req {
-            let rf = &mut self.flows[r];
-            if let Some(t) = rf.ce_pending.take() {
+            if let Some(t) = self.flows[r].req.as_mut().and_then(|q| q.ce_pending.take()) {
                 let h = &mut self.flows[fi].ce_to_cnp;
                 record(h, ts.saturating_sub(t));
             }
-            let rf = &mut self.flows[r];
+            let rf = self.flows[r].req();
             // The ten whole 10 µs buckets before the CNP's own.
             let now = ts / 10_000;
             let cur = rf.recent_now;
@@ -1521,7 +1534,11 @@ impl Analyzer {
             opcodes,
             retransmitted_packets: f.retx,
             gap_filled_packets: f.gap_filled,
-            missing_packets: f.psn.as_ref().map_or(0, Tracker::missing),
+            missing_packets: f
+                .req
+                .as_ref()
+                .and_then(|q| q.psn.as_ref())
+                .map_or(0, Tracker::missing),
             duplicate_acks: f.dup_acks,
             naks: report::Naks {
                 psn_sequence_error: f.naks[0],
@@ -1556,6 +1573,8 @@ impl Analyzer {
             0
         };
         let avg = |(s, n): (u64, u64)| s.checked_div(n).unwrap_or(0);
+        let none = Req::default();
+        let q = f.req.as_deref().unwrap_or(&none);
         report::Flow {
             src: f.key.0.to_string(),
             dst: f.key.1.to_string(),
@@ -1565,16 +1584,16 @@ impl Analyzer {
             first_ts_ns: f.first_ts,
             last_ts_ns: f.last_ts,
             goodput_bps: goodput,
-            retransmission_triggers: f.triggers.clone(),
-            ack_latency_ns: latency(&f.ack_lat),
-            read_latency_ns: latency(&f.read_lat),
-            gap_to_nak_ns: latency(&f.gap_to_nak),
-            nak_to_retransmission_ns: latency(&f.nak_to_retx),
+            retransmission_triggers: q.triggers.clone(),
+            ack_latency_ns: latency(&q.ack_lat),
+            read_latency_ns: latency(&q.read_lat),
+            gap_to_nak_ns: latency(&q.gap_to_nak),
+            nak_to_retransmission_ns: latency(&q.nak_to_retx),
             ce_to_cnp_ns: latency(&f.ce_to_cnp),
             cnp_interval_ns: latency(&f.cnp_interval),
-            rate_before_cnp_bps: avg(f.rate_before),
-            rate_after_cnp_bps: avg(f.rate_after),
-            messages: f.msgs.clone(),
+            rate_before_cnp_bps: avg(q.rate_before),
+            rate_after_cnp_bps: avg(q.rate_after),
+            messages: q.msgs.clone(),
             inferred_mtu: (f.max_fm_payload > 0).then_some(f.max_fm_payload),
             max_payload: f.max_payload,
             priorities: (0..8).filter(|p| f.prio_mask >> p & 1 == 1).collect(),
