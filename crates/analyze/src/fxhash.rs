@@ -56,4 +56,5 @@ impl Hasher for FxHasher {
 }
 
 /// A `HashMap` with the Fx hasher.
-pub type FxHashMap<K, V> = std::collections::HashMap<K, V, BuildHasherDefault<FxHasher>>;
+pub type FxBuildHasher = BuildHasherDefault<FxHasher>;
+pub type FxHashMap<K, V> = std::collections::HashMap<K, V, FxBuildHasher>;
