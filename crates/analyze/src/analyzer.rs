@@ -1644,6 +1644,42 @@ fn close(st: &mut PfcState, end: u64) {
 mod tests {
     use super::*;
 
+    /// Each kind keeps its first `SAMPLES` frames, in order, whatever the other kinds hold.
+    #[test]
+    fn cited_frames_per_kind() {
+        let kinds = [
+            Cite::Retx,
+            Cite::Nak,
+            Cite::Rnr,
+            Cite::Ce,
+            Cite::NotEct,
+            Cite::Timeout,
+            Cite::Bad,
+            Cite::Err,
+        ];
+        let mut c = Cited::default();
+        let mut model: Vec<Vec<u64>> = vec![Vec::new(); kinds.len()];
+        let mut n = 1u64;
+        for round in 0..9 {
+            for (k, &kind) in kinds.iter().enumerate() {
+                if (round + k) % 3 == 0 {
+                    continue;
+                }
+                // Large frame numbers too: the kind tag must not eat into them.
+                let frame = n + (1 << 50) * (k as u64 % 2);
+                c.add(kind, frame);
+                if model[k].len() < SAMPLES {
+                    model[k].push(frame);
+                }
+                n += 1;
+            }
+        }
+        for (k, &kind) in kinds.iter().enumerate() {
+            assert_eq!(c.of(kind).collect::<Vec<_>>(), model[k], "{kind:?}");
+        }
+        assert_eq!(c.frames.len(), kinds.len() * SAMPLES);
+    }
+
     /// The dense reference: one array, every bucket stored.
     fn dense_model(ops: &[(usize, u64)], halve_at: &[usize]) -> Vec<u64> {
         let mut v = Vec::new();

@@ -300,3 +300,36 @@ pub struct Report {
     pub findings: Vec<Finding>,
     pub timeline: Timeline,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    /// A `SmallMap` holds and serialises what a `BTreeMap` fed the same additions does.
+    #[test]
+    fn small_map_is_a_sorted_map() {
+        let mut small = SmallMap::default();
+        let mut model = BTreeMap::new();
+        let mut x = 7u64;
+        for _ in 0..500 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let (k, v) = ((x >> 33) % 37, x >> 60);
+            small.add(k, v);
+            *model.entry(k).or_insert(0) += v;
+        }
+        assert_eq!(small.len(), model.len());
+        assert!(small.iter().eq(model.iter().map(|(&k, &v)| (k, v))));
+        assert_eq!(small.get(36), model.get(&36).copied());
+        assert_eq!(small.get(99), None);
+        assert_eq!(
+            serde_json::to_string(&small).unwrap(),
+            serde_json::to_string(&model).unwrap()
+        );
+        let names: SmallMap<&str, u64> = SmallMap::default();
+        assert!(names.is_empty());
+        assert_eq!(serde_json::to_string(&names).unwrap(), "{}");
+    }
+}
