@@ -4,7 +4,7 @@
 #  - analyze of that capture vs `tshark -q -z conv,udp` and `cat FILE > /dev/null`;
 #  - analyze of a ~1 GB full-payload capture (ICRC verified) in GB/s;
 #  - peak RSS for 2M and 4M packets (memory must grow with flows, not packets).
-# Times are medians of 5 runs (tshark and gen: one run), all taken in this one invocation.
+# Times and peak RSS are medians of 5 runs (tshark and gen: one run), all in this one invocation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p bench/out
@@ -17,7 +17,12 @@ t() {
     s=$(date +%s.%N); "$@" > /dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc -l
   done | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
 }
-rss() { /usr/bin/time -f %M "$@" 2>&1 > /dev/null | tail -1; }
+# Median peak RSS (KB) of $N runs: the two workers' timing moves a run's peak by up to ~1 MB.
+rss() {
+  for _ in $(seq "${N:-5}"); do
+    /usr/bin/time -f %M "$@" 2>&1 > /dev/null | tail -1
+  done | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
+}
 
 m2=bench/out/mixed-2m-s128.pcap
 m4=bench/out/mixed-4m-s128.pcap
@@ -52,4 +57,7 @@ printf 'ratio analyze / tshark conv:                %.1fx\n' "$(echo "$ts_s / $a
 printf 'analyze speed as a fraction of cat:         %.2f\n' "$(echo "$cat_s / $an_s" | bc -l)"
 printf 'analyze %s bytes full payload + ICRC:   %.3f s = %.2f GB/s\n' "$big_bytes" "$big_s" "$(echo "$big_bytes / $big_s / 1000000000" | bc -l)"
 printf 'peak RSS, mixed (new connections keep opening): 2M packets %d KB, 4M packets %d KB (+%.1f%%)\n' "$rss2" "$rss4" "$(echo "($rss4 - $rss2) * 100 / $rss2" | bc -l)"
+f2=$($bin analyze --json $m2 | grep -c '"dest_qp"')
+f4=$($bin analyze --json $m4 | grep -c '"dest_qp"')
+printf '  flows: %d and %d, so about %.2f KB of peak RSS per added flow\n' "$f2" "$f4" "$(echo "($rss4 - $rss2) / ($f4 - $f2)" | bc -l)"
 printf 'peak RSS, fixed flows (incast): 2M packets %d KB, 4M packets %d KB (+%.1f%%)\n' "$rssi2" "$rssi4" "$(echo "($rssi4 - $rssi2) * 100 / $rssi2" | bc -l)"
