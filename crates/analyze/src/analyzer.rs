@@ -1183,16 +1183,10 @@ impl Analyzer {
                 if fl.last_ack.is_none_or(|l| psn_diff(bth.psn, l) > 0) {
                     fl.last_ack = Some(bth.psn);
                 }
-                if let Some(r) = req {
-                    let rf = &mut self.flows[r];
-                    let class = rf.class;
-                    let Some(rq) = rf.req.as_deref_mut() else {
-                        return;
-                    };
-                    let mut first = None;
+                let rf = req.map(|r| &mut self.flows[r]);
+                if let Some((class, rq)) = rf.and_then(|f| Some((f.class, f.req.as_deref_mut()?))) {
                     while let Some(&(p, t)) = rq.ackreq.front() {
                         if psn_diff(p, bth.psn) <= 0 {
-                            first.get_or_insert(t);
                             rq.ackreq.pop_front();
                             record(&mut rq.ack_lat, ts.saturating_sub(t));
                             let h = self
