@@ -63,7 +63,24 @@ impl Tracker {
         if off < 0 {
             return Class::Retransmitted;
         }
-        let off = off as usize;
+        let mut off = off as usize;
+        // Slide the window before growing it, so it never holds more than `WINDOW_WORDS` words
+        // (a deque pushed past that would double its capacity) and a far jump costs no memory.
+        let need = off / 64 + 1;
+        if need > WINDOW_WORDS {
+            let slide = need - WINDOW_WORDS;
+            let stored = slide.min(self.seen.len());
+            for _ in 0..stored {
+                self.slide_out();
+            }
+            // Words never stored: 64 unseen PSNs each.
+            let unstored = (slide - stored) as u64;
+            if !self.shadow {
+                self.missing_out += 64 * unstored;
+            }
+            self.base = self.base.wrapping_add(64 * unstored as u32) & 0xff_ffff;
+            off -= 64 * slide;
+        }
         while off / 64 >= self.seen.len() {
             self.seen.push_back(0);
             self.read.push_back(0);
@@ -82,23 +99,25 @@ impl Tracker {
         if psn_diff(psn, self.highest) > 0 {
             self.highest = psn;
         }
-        while self.seen.len() > WINDOW_WORDS {
-            let (s, r) = (
-                self.seen.pop_front().unwrap_or(0),
-                self.read.pop_front().unwrap_or(0),
-            );
-            if s == u64::MAX {
-                // Every PSN of the word seen (the usual case): none missing, and the READ
-                // shadow is the last one's.
-                self.shadow = r >> 63 == 1;
-            } else {
-                for i in 0..64 {
-                    self.step(s >> i & 1 == 1, r >> i & 1 == 1);
-                }
-            }
-            self.base = self.base.wrapping_add(64) & 0xff_ffff;
-        }
         class
+    }
+
+    /// Moves the window's first word out, counting its unseen PSNs.
+    fn slide_out(&mut self) {
+        let (s, r) = (
+            self.seen.pop_front().unwrap_or(0),
+            self.read.pop_front().unwrap_or(0),
+        );
+        if s == u64::MAX {
+            // Every PSN of the word seen (the usual case): none missing, and the READ
+            // shadow is the last one's.
+            self.shadow = r >> 63 == 1;
+        } else {
+            for i in 0..64 {
+                self.step(s >> i & 1 == 1, r >> i & 1 == 1);
+            }
+        }
+        self.base = self.base.wrapping_add(64) & 0xff_ffff;
     }
 
     fn step(&mut self, seen: bool, read: bool) {
@@ -169,6 +188,114 @@ mod tests {
         assert_eq!(t.see(11, true), Class::Retransmitted);
         t.see(17, false); // 16 lost
         assert_eq!(t.missing(), 1);
+    }
+
+    /// The window as it was first written (grow to the new PSN, then slide), kept to check
+    /// that sliding first changes nothing but memory.
+    #[derive(Default)]
+    struct Reference {
+        init: bool,
+        base: u32,
+        highest: u32,
+        seen: VecDeque<u64>,
+        read: VecDeque<u64>,
+        missing_out: u64,
+        shadow: bool,
+    }
+
+    impl Reference {
+        fn see(&mut self, psn: u32, is_read: bool) -> Class {
+            if !self.init {
+                self.init = true;
+                self.base = psn;
+                self.highest = psn;
+                self.seen.push_back(1);
+                self.read.push_back(u64::from(is_read));
+                return Class::New;
+            }
+            let off = psn_diff(psn, self.base);
+            if off < 0 {
+                return Class::Retransmitted;
+            }
+            let off = off as usize;
+            while off / 64 >= self.seen.len() {
+                self.seen.push_back(0);
+                self.read.push_back(0);
+            }
+            let class = if Tracker::bit(&self.seen, off) {
+                Class::Retransmitted
+            } else if psn_diff(psn, self.highest) < 0 {
+                Class::GapFilled
+            } else {
+                Class::New
+            };
+            self.seen[off / 64] |= 1 << (off % 64);
+            if is_read {
+                self.read[off / 64] |= 1 << (off % 64);
+            }
+            if psn_diff(psn, self.highest) > 0 {
+                self.highest = psn;
+            }
+            while self.seen.len() > WINDOW_WORDS {
+                let s = self.seen.pop_front().unwrap_or(0);
+                let r = self.read.pop_front().unwrap_or(0);
+                for i in 0..64 {
+                    if s >> i & 1 == 1 {
+                        self.shadow = r >> i & 1 == 1;
+                    } else if !self.shadow {
+                        self.missing_out += 1;
+                    }
+                }
+                self.base = self.base.wrapping_add(64) & 0xff_ffff;
+            }
+            class
+        }
+
+        fn missing(&self) -> u64 {
+            let t = Tracker {
+                init: self.init,
+                base: self.base,
+                highest: self.highest,
+                seen: self.seen.clone(),
+                read: self.read.clone(),
+                missing_out: self.missing_out,
+                shadow: self.shadow,
+                sealed: false,
+            };
+            t.missing()
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        /// Same classes and missing counts as the grow-then-slide window, through gaps,
+        /// retransmissions, READs, jumps far past the window and the 24-bit wrap; and the
+        /// window's memory stays within `WINDOW_WORDS` words.
+        #[test]
+        fn sliding_first_matches_the_reference(
+            start in 0u32..0x100_0000,
+            steps in proptest::collection::vec((0u8..16, 0u32..200_000, proptest::bool::ANY), 1..2000),
+        ) {
+            let mut t = Tracker::default();
+            let mut r = Reference::default();
+            let mut psn = start;
+            for (i, &(kind, amount, is_read)) in steps.iter().enumerate() {
+                psn = match kind {
+                    0..=9 => psn.wrapping_add(1),                    // in order
+                    10 | 11 => psn.wrapping_add(2 + amount % 100),  // a gap
+                    12 => psn.wrapping_sub(amount % 500),           // a retransmission
+                    13 => psn.wrapping_add(amount * 8),             // far ahead
+                    14 => psn.wrapping_add(65_536 + amount % 4096), // just past the window
+                    _ => psn.wrapping_sub(amount % 70_000),         // far back
+                } & 0xff_ffff;
+                proptest::prop_assert_eq!(t.see(psn, is_read), r.see(psn, is_read), "step {}", i);
+                if i % 97 == 0 {
+                    proptest::prop_assert_eq!(t.missing(), r.missing(), "step {}", i);
+                }
+                proptest::prop_assert!(t.seen.capacity() <= WINDOW_WORDS);
+            }
+            proptest::prop_assert_eq!(t.missing(), r.missing());
+        }
     }
 
     #[test]
