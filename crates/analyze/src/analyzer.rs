@@ -288,6 +288,13 @@ enum Trigger {
 #[derive(Debug, Default)]
 pub(crate) struct Req {
     pub psn: Option<Tracker>,
+    pub first_psn: Option<u32>,
+    pub sport: Option<u16>,
+    /// Payload bytes of first copies (goodput).
+    pub unique_payload: u64,
+    pub retx: u64,
+    pub gap_filled: u64,
+    pub timeouts: u64,
     /// The 10 µs bucket being filled and its bytes; `recent` holds the buckets before it.
     recent_now: (u64, u64),
     pub msgs: report::Messages,
@@ -359,6 +366,20 @@ impl Req {
     }
 }
 
+/// The state of a flow that carries ACKs, NAKs or CNPs.
+#[derive(Debug, Default)]
+pub(crate) struct Resp {
+    last_ack: Option<u32>,
+    pub dup_acks: u64,
+    pub naks: [u64; 5],
+    pub rnr: u64,
+    pub rnr_timers: Vec<u32>,
+    pub cnp: u64,
+    ce_to_cnp: Lat,
+    cnp_interval: Lat,
+    last_cnp: Option<u64>,
+}
+
 /// Everything kept per flow.
 #[derive(Debug)]
 #[repr(C)]
@@ -369,12 +390,13 @@ pub(crate) struct FlowState {
     pub packets: u64,
     pub bytes: u64,
     pub payload_bytes: u64,
-    pub unique_payload: u64,
     pub last_ts: u64,
     pub first_ts: u64,
     /// What only a flow that carries requests needs (most of a flow's size; a response or
     /// ACK flow has none).
     pub req: Option<Box<Req>>,
+    /// What only a flow that carries ACKs, NAKs or CNPs needs.
+    pub resp: Option<Box<Resp>>,
     /// Wire bytes per timeline bucket.
     pub tput: Series,
     /// Packets per opcode.
@@ -382,11 +404,8 @@ pub(crate) struct FlowState {
     pub ecn: [u64; 4],
     pub icrc: [u64; 4],
     pub mac_changes: u64,
-    pub first_psn: Option<u32>,
-    last_ack: Option<u32>,
     pub max_fm_payload: u32,
     pub max_payload: u32,
-    pub sport: Option<u16>,
     last_mac: Option<[u8; 6]>,
     pub transport: Option<Transport>,
     pub encap: Option<Encap>,
@@ -394,18 +413,7 @@ pub(crate) struct FlowState {
     pub is_request_flow: bool,
     /// Connection class (index into `CLASSES`).
     pub class: u8,
-    pub retx: u64,
-    pub gap_filled: u64,
-    pub dup_acks: u64,
-    pub naks: [u64; 5],
-    pub rnr: u64,
-    pub timeouts: u64,
-    pub cnp: u64,
     pub peer: Option<usize>,
-    ce_to_cnp: Lat,
-    cnp_interval: Lat,
-    last_cnp: Option<u64>,
-    pub rnr_timers: Vec<u32>,
     pub cited: Cited,
 }
 
@@ -418,34 +426,20 @@ impl FlowState {
             packets: 0,
             bytes: 0,
             payload_bytes: 0,
-            unique_payload: 0,
             opcodes: OpCounts::default(),
-            retx: 0,
-            gap_filled: 0,
-            dup_acks: 0,
-            naks: [0; 5],
-            rnr: 0,
-            timeouts: 0,
-            cnp: 0,
             ecn: [0; 4],
             icrc: [0; 4],
-            first_psn: None,
-            last_ack: None,
             first_ts: ts,
             req: None,
+            resp: None,
             last_ts: ts,
             max_fm_payload: 0,
             max_payload: 0,
             prio_mask: 0,
-            sport: None,
             is_request_flow: false,
             last_mac: None,
             mac_changes: 0,
             peer: None,
-            ce_to_cnp: Lat::Empty,
-            cnp_interval: Lat::Empty,
-            last_cnp: None,
-            rnr_timers: Vec::new(),
             tput: Series::default(),
             class: 0,
             cited: Cited::default(),
@@ -454,11 +448,24 @@ impl FlowState {
 
     /// Frees what only live traffic needs (histograms, queues), keeping every summary.
     fn seal(&mut self) {
-        self.ce_to_cnp.seal();
-        self.cnp_interval.seal();
+        if let Some(r) = &mut self.resp {
+            r.ce_to_cnp.seal();
+            r.cnp_interval.seal();
+        }
         if let Some(r) = &mut self.req {
             r.seal();
         }
+    }
+
+    /// The response state, created on first use.
+    #[inline]
+    fn resp(&mut self) -> &mut Resp {
+        self.resp.get_or_insert_with(Box::default)
+    }
+
+    /// The first PSN of the flow's requests.
+    pub fn first_psn(&self) -> Option<u32> {
+        self.req.as_ref().and_then(|q| q.first_psn)
     }
 
     /// The request state, created on first use.
@@ -979,9 +986,9 @@ impl Analyzer {
             Operation::Acknowledge | Operation::AtomicAcknowledge => self.ack(m, fi, e, bth),
             op if op.is_response() => self.read_response(m, fi, e, bth, op),
             _ if info.transport == Transport::Ud => {
-                let fl = &mut self.flows[fi];
-                fl.req().close_message(u64::from(e.payload_len), info.op);
-                fl.unique_payload += u64::from(e.payload_len);
+                let rq = self.flows[fi].req();
+                rq.close_message(u64::from(e.payload_len), info.op);
+                rq.unique_payload += u64::from(e.payload_len);
                 if let Some(cm) = e.cm.as_deref() {
                     self.cm_message(m, src, dst, *cm);
                 }
@@ -997,11 +1004,11 @@ impl Analyzer {
         let ce = e.ecn == Some(3) && v2;
         let fl = &mut self.flows[fi];
         fl.is_request_flow = true;
-        if v2 && bth.destqp > 1 && fl.sport.is_none() {
-            fl.sport = e.udp_sport;
-        }
-        fl.first_psn.get_or_insert(bth.psn);
         let rq = fl.req.get_or_insert_with(Box::default);
+        if v2 && bth.destqp > 1 && rq.sport.is_none() {
+            rq.sport = e.udp_sport;
+        }
+        rq.first_psn.get_or_insert(bth.psn);
         let tracker = rq.psn.get_or_insert_with(Tracker::default);
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
@@ -1014,14 +1021,14 @@ impl Analyzer {
                 }
                 rq.in_retx = false;
                 rq.prev_read = is_read;
-                fl.unique_payload += u64::from(e.payload_len);
+                rq.unique_payload += u64::from(e.payload_len);
             }
             Class::Retransmitted | Class::GapFilled => {
                 if class == Class::Retransmitted {
-                    fl.retx += 1;
+                    rq.retx += 1;
                 } else {
-                    fl.gap_filled += 1;
-                    fl.unique_payload += u64::from(e.payload_len);
+                    rq.gap_filled += 1;
+                    rq.unique_payload += u64::from(e.payload_len);
                 }
                 fl.cited.add(Cite::Retx, m.number);
                 bump(&mut self.tl.events[EV_RETX], self.tl.cur, 1);
@@ -1033,7 +1040,7 @@ impl Analyzer {
                         Some(Trigger::Rnr) => rq.triggers.rnr += 1,
                         None if has_peer => {
                             rq.triggers.timeout += 1;
-                            fl.timeouts += 1;
+                            rq.timeouts += 1;
                             fl.cited.add(Cite::Timeout, m.number);
                         }
                         None => rq.triggers.unknown += 1,
@@ -1176,12 +1183,12 @@ impl Analyzer {
         let req = self.requester_of(fi, Some(bth.psn));
         match aeth.kind() {
             AethKind::Ack { .. } => {
-                let fl = &mut self.flows[fi];
-                if fl.last_ack.is_some_and(|l| psn_diff(bth.psn, l) <= 0) {
-                    fl.dup_acks += 1;
+                let rs = self.flows[fi].resp();
+                if rs.last_ack.is_some_and(|l| psn_diff(bth.psn, l) <= 0) {
+                    rs.dup_acks += 1;
                 }
-                if fl.last_ack.is_none_or(|l| psn_diff(bth.psn, l) > 0) {
-                    fl.last_ack = Some(bth.psn);
+                if rs.last_ack.is_none_or(|l| psn_diff(bth.psn, l) > 0) {
+                    rs.last_ack = Some(bth.psn);
                 }
                 let rf = req.map(|r| &mut self.flows[r]);
                 if let Some((class, rq)) = rf.and_then(|f| Some((f.class, f.req.as_deref_mut()?))) {
@@ -1203,11 +1210,12 @@ impl Analyzer {
             AethKind::RnrNak { timer_code } => {
                 self.count(EV_RNR, 1);
                 let fl = &mut self.flows[fi];
-                fl.rnr += 1;
                 fl.cited.add(Cite::Rnr, m.number);
+                let rs = fl.resp();
+                rs.rnr += 1;
                 let us = rnr_timer_us(timer_code);
-                if !fl.rnr_timers.contains(&us) && fl.rnr_timers.len() < 8 {
-                    fl.rnr_timers.push(us);
+                if !rs.rnr_timers.contains(&us) && rs.rnr_timers.len() < 8 {
+                    rs.rnr_timers.push(us);
                 }
                 if let Some(r) = req {
                     self.flows[r].req().pending = Some(Trigger::Rnr);
@@ -1216,7 +1224,7 @@ impl Analyzer {
             AethKind::Nak { code } => {
                 self.count(EV_NAK, 1);
                 let fl = &mut self.flows[fi];
-                fl.naks[usize::from(code.min(4))] += 1;
+                fl.resp().naks[usize::from(code.min(4))] += 1;
                 fl.cited.add(Cite::Nak, m.number);
                 if code != 0 {
                     fl.cited.add(Cite::Err, m.number);
@@ -1270,12 +1278,12 @@ impl Analyzer {
         self.count(EV_CNP, 1);
         let ts = m.ts_ns;
         {
-            let fl = &mut self.flows[fi];
-            fl.cnp += 1;
-            if let Some(l) = fl.last_cnp {
-                record(&mut fl.cnp_interval, ts - l);
+            let rs = self.flows[fi].resp();
+            rs.cnp += 1;
+            if let Some(l) = rs.last_cnp {
+                record(&mut rs.cnp_interval, ts - l);
             }
-            fl.last_cnp = Some(ts);
+            rs.last_cnp = Some(ts);
         }
         // The CNP goes to the reaction point: the sender of the marked traffic.
         let req = self.requester_of(fi, None).or_else(|| {
@@ -1289,8 +1297,7 @@ impl Analyzer {
         });
         if let Some(r) = req {
             if let Some(t) = self.flows[r].req.as_mut().and_then(|q| q.ce_pending.take()) {
-                let h = &mut self.flows[fi].ce_to_cnp;
-                record(h, ts.saturating_sub(t));
+                record(&mut self.flows[fi].resp().ce_to_cnp, ts.saturating_sub(t));
             }
             let rf = self.flows[r].req();
             // The ten whole 10 µs buckets before the CNP's own.
@@ -1543,6 +1550,9 @@ impl Analyzer {
     }
 
     pub(crate) fn counters(f: &FlowState) -> Counters {
+        let (no_req, no_resp) = (Req::default(), Resp::default());
+        let q = f.req.as_deref().unwrap_or(&no_req);
+        let r = f.resp.as_deref().unwrap_or(&no_resp);
         let mut opcodes = report::SmallMap::default();
         for (op, n) in f.opcodes.iter() {
             opcodes.add(OpInfo::of(op).name, n);
@@ -1553,24 +1563,20 @@ impl Analyzer {
             bytes: f.bytes,
             payload_bytes: f.payload_bytes,
             opcodes,
-            retransmitted_packets: f.retx,
-            gap_filled_packets: f.gap_filled,
-            missing_packets: f
-                .req
-                .as_ref()
-                .and_then(|q| q.psn.as_ref())
-                .map_or(0, Tracker::missing),
-            duplicate_acks: f.dup_acks,
+            retransmitted_packets: q.retx,
+            gap_filled_packets: q.gap_filled,
+            missing_packets: q.psn.as_ref().map_or(0, Tracker::missing),
+            duplicate_acks: r.dup_acks,
             naks: report::Naks {
-                psn_sequence_error: f.naks[0],
-                invalid_request: f.naks[1],
-                remote_access_error: f.naks[2],
-                remote_operational_error: f.naks[3],
-                invalid_rd_request: f.naks[4],
+                psn_sequence_error: r.naks[0],
+                invalid_request: r.naks[1],
+                remote_access_error: r.naks[2],
+                remote_operational_error: r.naks[3],
+                invalid_rd_request: r.naks[4],
             },
-            rnr_naks: f.rnr,
-            timeouts: f.timeouts,
-            cnp: f.cnp,
+            rnr_naks: r.rnr,
+            timeouts: q.timeouts,
+            cnp: r.cnp,
             ecn: report::Ecn {
                 not_ect: f.ecn[0],
                 ect1: f.ecn[1],
@@ -1587,15 +1593,16 @@ impl Analyzer {
     }
 
     pub(crate) fn flow_report(f: &FlowState) -> report::Flow {
+        let (no_req, no_resp) = (Req::default(), Resp::default());
+        let q = f.req.as_deref().unwrap_or(&no_req);
+        let r = f.resp.as_deref().unwrap_or(&no_resp);
         let span = f.last_ts.saturating_sub(f.first_ts);
         let goodput = if span > 0 {
-            (f.unique_payload as u128 * 8 * 1_000_000_000 / span as u128) as u64
+            (q.unique_payload as u128 * 8 * 1_000_000_000 / span as u128) as u64
         } else {
             0
         };
         let avg = |(s, n): (u64, u64)| s.checked_div(n).unwrap_or(0);
-        let none = Req::default();
-        let q = f.req.as_deref().unwrap_or(&none);
         report::Flow {
             src: f.key.0.to_string(),
             dst: f.key.1.to_string(),
@@ -1610,16 +1617,16 @@ impl Analyzer {
             read_latency_ns: latency(&q.read_lat),
             gap_to_nak_ns: latency(&q.gap_to_nak),
             nak_to_retransmission_ns: latency(&q.nak_to_retx),
-            ce_to_cnp_ns: latency(&f.ce_to_cnp),
-            cnp_interval_ns: latency(&f.cnp_interval),
+            ce_to_cnp_ns: latency(&r.ce_to_cnp),
+            cnp_interval_ns: latency(&r.cnp_interval),
             rate_before_cnp_bps: avg(q.rate_before),
             rate_after_cnp_bps: avg(q.rate_after),
             messages: q.msgs.clone(),
             inferred_mtu: (f.max_fm_payload > 0).then_some(f.max_fm_payload),
             max_payload: f.max_payload,
             priorities: (0..8).filter(|p| f.prio_mask >> p & 1 == 1).collect(),
-            udp_sport: f.sport,
-            rnr_timer_us: f.rnr_timers.clone(),
+            udp_sport: q.sport,
+            rnr_timer_us: r.rnr_timers.clone(),
             sniffer_artefacts: f.sniffer(),
         }
     }

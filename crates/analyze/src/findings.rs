@@ -181,12 +181,12 @@ pub(crate) fn build(a: Analyzer) -> Report {
             a: End {
                 node: f.key.0.to_string(),
                 qpn: g.key.2,
-                start_psn: f.first_psn,
+                start_psn: f.first_psn(),
             },
             b: End {
                 node: f.key.1.to_string(),
                 qpn: f.key.2,
-                start_psn: g.first_psn,
+                start_psn: g.first_psn(),
             },
             path_mtu: None,
             transport: f.transport.map_or("?", |t| t.name()).to_string(),
