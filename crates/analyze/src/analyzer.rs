@@ -283,6 +283,56 @@ enum Trigger {
     Rnr,
 }
 
+/// Bytes a flow sent per 10 µs bucket: the bucket being filled, and a ring of the 16 before it
+/// by bucket number. The ring keeps the low 32 bits of each bucket number and saturates its byte
+/// counts at 4 GB, which changes nothing unless one flow sends over 4 GB in 10 µs (3,400 Tb/s) or
+/// a slot's bucket lies an exact multiple of 2^32 buckets (11.9 hours) from the one asked about
+/// without having been overwritten since.
+#[derive(Debug, Default)]
+struct RateRing {
+    now: (u64, u64),
+    past: [(u32, u32); 16],
+}
+
+impl RateRing {
+    /// Adds `bytes` sent in 10 µs bucket `bucket`.
+    #[inline]
+    fn add(&mut self, bucket: u64, bytes: u32) {
+        if self.now.0 != bucket {
+            let (b, n) = self.now;
+            self.past[(b % 16) as usize] = (b as u32, u32::try_from(n).unwrap_or(u32::MAX));
+            let (tag, n) = self.past[(bucket % 16) as usize];
+            self.now = (
+                bucket,
+                if tag == bucket as u32 {
+                    u64::from(n)
+                } else {
+                    0
+                },
+            );
+        }
+        self.now.1 += u64::from(bytes);
+    }
+
+    /// Bytes sent in the ten whole buckets before bucket `now`.
+    fn before(&self, now: u64) -> u64 {
+        let cur = self.now;
+        let cur_slot = (cur.0 % 16) as usize;
+        let mut sum = if cur.0 < now && cur.0 + 10 >= now {
+            cur.1
+        } else {
+            0
+        };
+        for (k, &(tag, n)) in self.past.iter().enumerate() {
+            let back = (now as u32).wrapping_sub(tag);
+            if k != cur_slot && (1..=10).contains(&back) {
+                sum += u64::from(n);
+            }
+        }
+        sum
+    }
+}
+
 /// The state of a flow that carries requests: PSNs, outstanding requests, messages,
 /// retransmission triggers and latencies, and its send rate around CNPs.
 #[derive(Debug, Default)]
@@ -295,8 +345,6 @@ pub(crate) struct Req {
     pub retx: u64,
     pub gap_filled: u64,
     pub timeouts: u64,
-    /// The 10 µs bucket being filled and its bytes; `recent` holds the buckets before it.
-    recent_now: (u64, u64),
     pub msgs: report::Messages,
     msg_open: Option<(u64, Operation)>,
     ackreq: VecDeque<(u32, u64)>,
@@ -312,8 +360,8 @@ pub(crate) struct Req {
     gap_open: Option<u64>,
     nak_ts: Option<u64>,
     ce_pending: Option<u64>,
-    /// Bytes sent per 10 µs bucket over the last 160 µs: (bucket number, bytes).
-    recent: [(u64, u64); 16],
+    /// Bytes sent per 10 µs bucket lately, for the rate before a CNP.
+    recent: RateRing,
     after_cnp: Option<(u64, u64)>,
     rate_before: (u64, u64),
     rate_after: (u64, u64),
@@ -1111,13 +1159,7 @@ impl Analyzer {
         // Rate around CNPs.
         let bytes = m.orig_len;
         let bucket = ts / 10_000;
-        if rq.recent_now.0 != bucket {
-            let (b, n) = rq.recent_now;
-            rq.recent[(b % 16) as usize] = (b, n);
-            let s = rq.recent[(bucket % 16) as usize];
-            rq.recent_now = if s.0 == bucket { s } else { (bucket, 0) };
-        }
-        rq.recent_now.1 += u64::from(bytes);
+        rq.recent.add(bucket, bytes);
         if let Some((end, acc)) = rq.after_cnp {
             if ts >= end {
                 rq.rate_after.0 += acc * 8 * 10_000; // bytes in 100 µs → bit/s
@@ -1301,16 +1343,7 @@ impl Analyzer {
             }
             let rf = self.flows[r].req();
             // The ten whole 10 µs buckets before the CNP's own.
-            let now = ts / 10_000;
-            let cur = rf.recent_now;
-            let bytes: u64 = rf
-                .recent
-                .iter()
-                .enumerate()
-                .map(|(k, &e)| if k as u64 == cur.0 % 16 { cur } else { e })
-                .filter(|(b, _)| *b < now && *b + 10 >= now)
-                .map(|(_, n)| n)
-                .sum();
+            let bytes = rf.recent.before(ts / 10_000);
             rf.rate_before.0 += bytes * 8 * 10_000;
             rf.rate_before.1 += 1;
             if rf.after_cnp.is_none() {
@@ -1644,6 +1677,46 @@ fn close(st: &mut PfcState, end: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// The compact ring answers what a ring of full bucket numbers and byte counts does,
+        /// with time going back and forth and queries before, inside and after the buckets.
+        #[test]
+        fn rate_ring_matches_full_ring(
+            start in 0u64..(1 << 50),
+            steps in proptest::collection::vec((0u8..8, 0u64..40, 1u32..10_000), 1..400),
+        ) {
+            let mut ring = RateRing::default();
+            let (mut now, mut past) = ((0u64, 0u64), [(0u64, 0u64); 16]);
+            let mut bucket = start;
+            for &(kind, by, bytes) in &steps {
+                match kind {
+                    0..=3 => {}                                      // same bucket
+                    4 | 5 => bucket += 1 + by % 3,                   // onwards
+                    6 => bucket += by * 7,                           // a silence
+                    _ => bucket = bucket.saturating_sub(by % 20),    // time goes back
+                }
+                ring.add(bucket, bytes);
+                if now.0 != bucket {
+                    past[(now.0 % 16) as usize] = now;
+                    let s = past[(bucket % 16) as usize];
+                    now = if s.0 == bucket { s } else { (bucket, 0) };
+                }
+                now.1 += u64::from(bytes);
+                for q in [bucket.saturating_sub(by % 25), bucket, bucket + 1, bucket + by % 12] {
+                    let want: u64 = past
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &e)| if k as u64 == now.0 % 16 { now } else { e })
+                        .filter(|(b, _)| *b < q && *b + 10 >= q)
+                        .map(|(_, n)| n)
+                        .sum();
+                    proptest::prop_assert_eq!(ring.before(q), want, "query {}", q);
+                }
+            }
+        }
+    }
 
     /// Each kind keeps its first `SAMPLES` frames, in order, whatever the other kinds hold.
     #[test]
