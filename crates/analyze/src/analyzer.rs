@@ -173,7 +173,7 @@ enum Lat {
     #[default]
     Empty,
     Live(Box<Histogram<u32>>),
-    /// Boxed: a flow holds six of these, and most never get one.
+    /// Boxed: a flow holds up to six of these, and most never get one.
     Done(Box<Latency>),
 }
 
