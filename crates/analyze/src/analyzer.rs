@@ -345,7 +345,7 @@ pub(crate) struct Req {
     pub retx: u64,
     pub gap_filled: u64,
     pub timeouts: u64,
-    pub msgs: report::Messages,
+    pub msgs: MsgStats,
     msg_open: Option<(u64, Operation)>,
     ackreq: VecDeque<(u32, u64)>,
     reads: VecDeque<(u32, u64)>,
@@ -410,7 +410,62 @@ impl Req {
             m.min_size = size;
         }
         m.max_size = m.max_size.max(size);
-        m.size_histogram.add(size.max(1).next_power_of_two(), 1);
+        m.add_size(size);
+    }
+}
+
+/// Messages reassembled on a flow ([`report::Messages`] while counting): the sizes by power of
+/// two are words sorted by size, the exponent in the top byte and the count below it.
+#[derive(Debug, Default)]
+pub(crate) struct MsgStats {
+    count: u64,
+    send: u64,
+    write: u64,
+    read: u64,
+    atomic: u64,
+    bytes: u64,
+    min_size: u64,
+    max_size: u64,
+    read_bytes_requested: u64,
+    read_bytes_returned: u64,
+    sizes: Vec<u64>,
+}
+
+impl MsgStats {
+    const SHIFT: u32 = 56;
+
+    /// Counts a message of `size` bytes under the power of two at or above it.
+    fn add_size(&mut self, size: u64) {
+        // Sizes past 2^63 (never reached: they sum packet payloads) count under 2^63.
+        let exp = u64::from(
+            size.max(1)
+                .checked_next_power_of_two()
+                .map_or(63, u64::trailing_zeros),
+        );
+        match self.sizes.binary_search_by_key(&exp, |w| w >> Self::SHIFT) {
+            Ok(i) => self.sizes[i] += 1,
+            Err(i) => self.sizes.insert(i, exp << Self::SHIFT | 1),
+        }
+    }
+
+    fn report(&self) -> report::Messages {
+        let mut size_histogram = report::SmallMap::default();
+        for &w in &self.sizes {
+            size_histogram.add(1u64 << (w >> Self::SHIFT), w & ((1 << Self::SHIFT) - 1));
+        }
+        report::Messages {
+            count: self.count,
+            send: self.send,
+            write: self.write,
+            read: self.read,
+            atomic: self.atomic,
+            bytes: self.bytes,
+            min_size: self.min_size,
+            max_size: self.max_size,
+            size_histogram,
+            read_bytes_requested: self.read_bytes_requested,
+            read_bytes_returned: self.read_bytes_returned,
+        }
     }
 }
 
@@ -636,42 +691,48 @@ fn merge(v: &mut Vec<u64>) {
 
 /// Packets per opcode of one flow. A flow uses few opcodes: the first [`OpCounts::INLINE`]
 /// are counted inside the flow (no pointer to follow per packet), any further ones in a list.
+/// Each count is one word, the opcode in its top byte (a flow never reaches 2^56 packets); an
+/// inline word of 0 is unused (a counted opcode's word holds at least 1).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct OpCounts {
-    ops: [u8; OpCounts::INLINE],
-    used: u8,
-    counts: [u64; OpCounts::INLINE],
-    more: Vec<(u8, u64)>,
+    inline: [u64; OpCounts::INLINE],
+    more: Vec<u64>,
 }
 
 impl OpCounts {
     const INLINE: usize = 6;
+    const SHIFT: u32 = 56;
 
     #[inline]
     fn count(&mut self, op: u8) {
-        let used = usize::from(self.used);
-        if let Some(i) = self.ops[..used].iter().position(|&o| o == op) {
-            self.counts[i] += 1;
-        } else if used < Self::INLINE {
-            self.ops[used] = op;
-            self.counts[used] = 1;
-            self.used += 1;
-        } else {
-            match self.more.iter_mut().find(|(o, _)| *o == op) {
-                Some((_, n)) => *n += 1,
-                None => self.more.push((op, 1)),
+        let tag = u64::from(op) << Self::SHIFT;
+        for w in self.inline.iter_mut() {
+            if *w == 0 {
+                *w = tag | 1;
+                return;
             }
+            if *w >> Self::SHIFT == u64::from(op) {
+                *w += 1;
+                return;
+            }
+        }
+        match self
+            .more
+            .iter_mut()
+            .find(|w| **w >> Self::SHIFT == u64::from(op))
+        {
+            Some(w) => *w += 1,
+            None => self.more.push(tag | 1),
         }
     }
 
     /// (opcode, packets) in order of first appearance.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
-        let used = usize::from(self.used);
-        self.ops[..used]
+        self.inline
             .iter()
-            .copied()
-            .zip(self.counts[..used].iter().copied())
-            .chain(self.more.iter().copied())
+            .take_while(|&&w| w != 0)
+            .chain(&self.more)
+            .map(|&w| ((w >> Self::SHIFT) as u8, w & ((1 << Self::SHIFT) - 1)))
     }
 }
 
@@ -1654,7 +1715,7 @@ impl Analyzer {
             cnp_interval_ns: latency(&r.cnp_interval),
             rate_before_cnp_bps: avg(q.rate_before),
             rate_after_cnp_bps: avg(q.rate_after),
-            messages: q.msgs.clone(),
+            messages: q.msgs.report(),
             inferred_mtu: (f.max_fm_payload > 0).then_some(f.max_fm_payload),
             max_payload: f.max_payload,
             priorities: (0..8).filter(|p| f.prio_mask >> p & 1 == 1).collect(),
@@ -1716,6 +1777,52 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Message sizes by power of two, as a sorted map of the rounded-up sizes would count them.
+    #[test]
+    fn message_sizes() {
+        let mut m = MsgStats::default();
+        let mut model = std::collections::BTreeMap::new();
+        let mut x = 5u64;
+        for _ in 0..3000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let size = match x >> 61 {
+                0 => 0,
+                1 => 1 << (x % 40),
+                _ => (x >> 20) % (1 << (x % 34)),
+            };
+            m.add_size(size);
+            *model.entry(size.max(1).next_power_of_two()).or_insert(0u64) += 1;
+        }
+        m.add_size(u64::MAX);
+        *model.entry(1 << 63).or_insert(0) += 1;
+        let got: Vec<(u64, u64)> = m.report().size_histogram.iter().collect();
+        assert_eq!(got, model.into_iter().collect::<Vec<_>>());
+    }
+
+    /// Opcode counts equal a plain map's, in order of first appearance, with opcode 0 and more
+    /// opcodes than fit inline.
+    #[test]
+    fn opcode_counts() {
+        let mut c = OpCounts::default();
+        let mut model: Vec<(u8, u64)> = Vec::new();
+        let mut x = 3u64;
+        for _ in 0..5000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let op = [0u8, 1, 2, 4, 6, 10, 0x11, 0x81, 0xff, 0x64, 0x0d][(x >> 40) as usize % 11];
+            c.count(op);
+            match model.iter_mut().find(|(o, _)| *o == op) {
+                Some((_, n)) => *n += 1,
+                None => model.push((op, 1)),
+            }
+        }
+        assert_eq!(c.iter().collect::<Vec<_>>(), model);
+        assert_eq!(OpCounts::default().iter().count(), 0);
     }
 
     /// Each kind keeps its first `SAMPLES` frames, in order, whatever the other kinds hold.
