@@ -25,9 +25,9 @@ pub struct Tracker {
     init: bool,
     base: u32,
     highest: u32,
-    seen: VecDeque<u64>,
-    /// PSNs of READ requests: the PSNs right after one are consumed by its responses.
-    read: VecDeque<u64>,
+    /// 64 PSNs a word pair: (seen, READ request). The PSNs right after a READ request are
+    /// consumed by its responses.
+    words: VecDeque<(u64, u64)>,
     /// Unseen PSNs that slid out of the window.
     missing_out: u64,
     /// True while the slide-out scan is inside a READ's consumed range.
@@ -41,8 +41,11 @@ impl Tracker {
         self.init.then_some(self.highest)
     }
 
-    fn bit(w: &VecDeque<u64>, i: usize) -> bool {
-        w.get(i / 64).is_some_and(|x| x >> (i % 64) & 1 == 1)
+    /// Whether PSN `i` of the window was seen, and whether it was a READ request.
+    fn bits(w: &VecDeque<(u64, u64)>, i: usize) -> (bool, bool) {
+        w.get(i / 64).map_or((false, false), |&(s, r)| {
+            (s >> (i % 64) & 1 == 1, r >> (i % 64) & 1 == 1)
+        })
     }
 
     /// Records a request PSN; `is_read` for RDMA READ requests.
@@ -55,8 +58,7 @@ impl Tracker {
             self.init = true;
             self.base = psn;
             self.highest = psn;
-            self.seen.push_back(1);
-            self.read.push_back(u64::from(is_read));
+            self.words.push_back((1, u64::from(is_read)));
             return Class::New;
         }
         let off = psn_diff(psn, self.base);
@@ -69,7 +71,7 @@ impl Tracker {
         let need = off / 64 + 1;
         if need > WINDOW_WORDS {
             let slide = need - WINDOW_WORDS;
-            let stored = slide.min(self.seen.len());
+            let stored = slide.min(self.words.len());
             for _ in 0..stored {
                 self.slide_out();
             }
@@ -81,20 +83,21 @@ impl Tracker {
             self.base = self.base.wrapping_add(64 * unstored as u32) & 0xff_ffff;
             off -= 64 * slide;
         }
-        while off / 64 >= self.seen.len() {
-            self.seen.push_back(0);
-            self.read.push_back(0);
+        while off / 64 >= self.words.len() {
+            self.words.push_back((0, 0));
         }
-        let class = if Self::bit(&self.seen, off) {
+        let class = if Self::bits(&self.words, off).0 {
             Class::Retransmitted
         } else if psn_diff(psn, self.highest) < 0 {
             Class::GapFilled
         } else {
             Class::New
         };
-        self.seen[off / 64] |= 1 << (off % 64);
-        if is_read {
-            self.read[off / 64] |= 1 << (off % 64);
+        if let Some(w) = self.words.get_mut(off / 64) {
+            w.0 |= 1 << (off % 64);
+            if is_read {
+                w.1 |= 1 << (off % 64);
+            }
         }
         if psn_diff(psn, self.highest) > 0 {
             self.highest = psn;
@@ -104,10 +107,7 @@ impl Tracker {
 
     /// Moves the window's first word out, counting its unseen PSNs.
     fn slide_out(&mut self) {
-        let (s, r) = (
-            self.seen.pop_front().unwrap_or(0),
-            self.read.pop_front().unwrap_or(0),
-        );
+        let (s, r) = self.words.pop_front().unwrap_or((0, 0));
         if s == u64::MAX {
             // Every PSN of the word seen (the usual case): none missing, and the READ
             // shadow is the last one's.
@@ -135,8 +135,7 @@ impl Tracker {
             return;
         }
         self.missing_out = self.missing();
-        self.seen = VecDeque::new();
-        self.read = VecDeque::new();
+        self.words = VecDeque::new();
         self.sealed = true;
     }
 
@@ -152,8 +151,9 @@ impl Tracker {
         let mut n = self.missing_out;
         let mut shadow = self.shadow;
         for i in 0..=end {
-            if Self::bit(&self.seen, i) {
-                shadow = Self::bit(&self.read, i);
+            let (seen, read) = Self::bits(&self.words, i);
+            if seen {
+                shadow = read;
             } else if !shadow {
                 n += 1;
             }
@@ -222,7 +222,7 @@ mod tests {
                 self.seen.push_back(0);
                 self.read.push_back(0);
             }
-            let class = if Tracker::bit(&self.seen, off) {
+            let class = if self.seen[off / 64] >> (off % 64) & 1 == 1 {
                 Class::Retransmitted
             } else if psn_diff(psn, self.highest) < 0 {
                 Class::GapFilled
@@ -256,8 +256,12 @@ mod tests {
                 init: self.init,
                 base: self.base,
                 highest: self.highest,
-                seen: self.seen.clone(),
-                read: self.read.clone(),
+                words: self
+                    .seen
+                    .iter()
+                    .copied()
+                    .zip(self.read.iter().copied())
+                    .collect(),
                 missing_out: self.missing_out,
                 shadow: self.shadow,
                 sealed: false,
@@ -292,7 +296,7 @@ mod tests {
                 if i % 97 == 0 {
                     proptest::prop_assert_eq!(t.missing(), r.missing(), "step {}", i);
                 }
-                proptest::prop_assert!(t.seen.capacity() <= WINDOW_WORDS);
+                proptest::prop_assert!(t.words.capacity() <= WINDOW_WORDS);
             }
             proptest::prop_assert_eq!(t.missing(), r.missing());
         }
@@ -307,6 +311,6 @@ mod tests {
             }
         }
         assert_eq!(t.missing(), 200);
-        assert!(t.seen.len() <= WINDOW_WORDS);
+        assert!(t.words.len() <= WINDOW_WORDS);
     }
 }
