@@ -516,7 +516,8 @@ pub(crate) struct FlowState {
     pub is_request_flow: bool,
     /// Connection class (index into `CLASSES`).
     pub class: u8,
-    pub peer: Option<usize>,
+    /// The other flow of its connection, + 1 (0: none known).
+    peer: u32,
     pub cited: Cited,
 }
 
@@ -542,7 +543,7 @@ impl FlowState {
             is_request_flow: false,
             last_mac: None,
             mac_changes: 0,
-            peer: None,
+            peer: 0,
             tput: Series::default(),
             class: 0,
             cited: Cited::default(),
@@ -569,6 +570,20 @@ impl FlowState {
     /// The first PSN of the flow's requests.
     pub fn first_psn(&self) -> Option<u32> {
         self.req.as_ref().and_then(|q| q.first_psn)
+    }
+
+    /// The other flow of its connection.
+    pub fn peer(&self) -> Option<usize> {
+        (self.peer as usize).checked_sub(1)
+    }
+
+    /// Pairs this flow with flow `p` (flows past 2^32 - 1 stay unpaired: memory runs out long
+    /// before).
+    fn set_peer(&mut self, p: usize) {
+        self.peer = p
+            .checked_add(1)
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(0);
     }
 
     /// The request state, created on first use.
@@ -741,17 +756,18 @@ impl OpCounts {
 /// buckets from the flow's first to its last are stored (short connections keep a few).
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Series {
-    /// Bucket of `values[0]`.
-    start: usize,
+    /// Bucket of `values[0]` (timeline buckets stay below `MAX_BUCKETS`, so 32 bits hold them).
+    start: u32,
     values: Vec<u64>,
     /// The bucket being filled and its bytes so far.
-    at: usize,
+    at: u32,
     pending: u64,
 }
 
 impl Series {
     #[inline]
     fn add(&mut self, bucket: usize, by: u64) {
+        let bucket = u32::try_from(bucket).unwrap_or(u32::MAX);
         if bucket != self.at {
             self.flush();
             self.at = bucket;
@@ -767,11 +783,11 @@ impl Series {
             self.start = self.at;
         } else if self.at < self.start {
             // Time went backwards in the capture: make room in front.
-            let grow = self.start - self.at;
+            let grow = (self.start - self.at) as usize;
             self.values.splice(0..0, std::iter::repeat_n(0, grow));
             self.start = self.at;
         }
-        let i = self.at - self.start;
+        let i = (self.at - self.start) as usize;
         if self.values.len() <= i {
             self.values.resize(i + 1, 0);
         }
@@ -786,12 +802,12 @@ impl Series {
         if self.values.is_empty() {
             return;
         }
-        let start = self.start / 2;
-        let mut merged = vec![0; (self.start + self.values.len() - 1) / 2 - start + 1];
+        let (old, start) = (self.start as usize, self.start as usize / 2);
+        let mut merged = vec![0; (old + self.values.len() - 1) / 2 - start + 1];
         for (k, v) in self.values.iter().enumerate() {
-            merged[(self.start + k) / 2 - start] += v;
+            merged[(old + k) / 2 - start] += v;
         }
-        self.start = start;
+        self.start /= 2;
         self.values = merged;
     }
 
@@ -801,8 +817,8 @@ impl Series {
             .values
             .iter()
             .enumerate()
-            .map(|(k, &v)| (self.start + k, v));
-        let pending = (self.pending > 0).then_some((self.at, self.pending));
+            .map(|(k, &v)| (self.start as usize + k, v));
+        let pending = (self.pending > 0).then_some((self.at as usize, self.pending));
         stored.chain(pending).filter(|&(_, v)| v > 0)
     }
 
@@ -1143,7 +1159,7 @@ impl Analyzer {
                 bump(&mut self.tl.events[EV_RETX], self.tl.cur, 1);
                 if !rq.in_retx {
                     rq.in_retx = true;
-                    let has_peer = fl.peer.is_some();
+                    let has_peer = fl.peer != 0;
                     match rq.pending.take() {
                         Some(Trigger::Nak) => rq.triggers.nak += 1,
                         Some(Trigger::Rnr) => rq.triggers.rnr += 1,
@@ -1234,7 +1250,7 @@ impl Analyzer {
 
     /// The requester flow a response flow answers: its peer, from CM or inferred from PSNs.
     fn requester_of(&mut self, fi: usize, psn: Option<u32>) -> Option<usize> {
-        if let Some(p) = self.flows[fi].peer {
+        if let Some(p) = self.flows[fi].peer() {
             return Some(p);
         }
         let (src, dst, qp) = self.flows[fi].key;
@@ -1259,7 +1275,7 @@ impl Analyzer {
                 else {
                     continue;
                 };
-                if self.flows[c].peer.is_some_and(|p| p != fi) {
+                if self.flows[c].peer().is_some_and(|p| p != fi) {
                     continue;
                 }
                 let d = match psn {
@@ -1274,8 +1290,8 @@ impl Analyzer {
         };
         let c = cand?;
         if psn.is_some() {
-            self.flows[fi].peer = Some(c);
-            self.flows[c].peer = Some(fi);
+            self.flows[fi].set_peer(c);
+            self.flows[c].set_peer(fi);
         }
         Some(c)
     }
@@ -1496,7 +1512,7 @@ impl Analyzer {
                 // DREQ names the QP being closed: its flows send no more (this works even
                 // when a short snaplen cut the REQ).
                 if let Some(fi) = self.index.get(&self.flows, &(src, dst, r.remote_qpn)) {
-                    if let Some(p) = self.flows[fi].peer {
+                    if let Some(p) = self.flows[fi].peer() {
                         self.flows[p].seal();
                     }
                     self.flows[fi].seal();

@@ -168,7 +168,7 @@ pub(crate) fn build(a: Analyzer) -> Report {
     }
     for &i in &order {
         let f = &a.flows[i];
-        let Some(p) = f.peer else { continue };
+        let Some(p) = f.peer() else { continue };
         let g = &a.flows[p];
         if !f.is_request_flow
             || in_cm.contains(&f.key)
