@@ -166,15 +166,47 @@ impl Event {
 /// Latencies above this (100 s) are recorded as this.
 const MAX_LATENCY_NS: u64 = 100_000_000_000;
 
-/// A latency histogram: 2 significant digits from 1 ns to 100 s, 32-bit counts (about 18 KB),
-/// or, once its flow's connection is closed, just the summary.
+/// Latency samples kept as they are before a histogram pays for itself: most flows see few
+/// NAKs, CNPs or even ACKs, and a histogram is about 16 KB.
+const FEW: usize = 32;
+
+/// The first samples of a latency (clamped as a histogram records them).
+#[derive(Debug)]
+struct Few {
+    n: usize,
+    v: [u64; FEW],
+}
+
+/// A latency: its first [`FEW`] samples, then a histogram (2 significant digits from 1 ns to
+/// 100 s, 32-bit counts, about 16 KB), or, once its flow's connection is closed, the summary.
+/// Either way the summary is the histogram's: a few samples are summarised by recording them
+/// into one.
 #[derive(Debug, Default)]
 enum Lat {
     #[default]
     Empty,
+    Few(Box<Few>),
     Live(Box<Histogram<u32>>),
     /// Boxed: a flow holds up to six of these, and most never get one.
     Done(Box<Latency>),
+}
+
+thread_local! {
+    /// The histogram a few samples are summarised in, reused.
+    static SCRATCH: std::cell::RefCell<Histogram<u32>> = std::cell::RefCell::new(latency_histogram());
+}
+
+/// count / p50 / p99 / max of a histogram.
+fn summarise(h: &Histogram<u32>) -> Latency {
+    if h.is_empty() {
+        return Latency::default();
+    }
+    Latency {
+        count: h.len(),
+        p50: h.value_at_quantile(0.5),
+        p99: h.value_at_quantile(0.99),
+        max: h.max(),
+    }
 }
 
 /// A latency histogram: 2 significant digits from 1 ns to 100 s.
@@ -185,28 +217,47 @@ fn latency_histogram() -> Histogram<u32> {
 
 impl Lat {
     fn record(&mut self, v: u64) {
-        if let Self::Empty = self {
-            *self = Self::Live(Box::new(latency_histogram()));
-        }
-        if let Self::Live(h) = self {
-            h.saturating_record(v.clamp(1, MAX_LATENCY_NS));
+        let v = v.clamp(1, MAX_LATENCY_NS);
+        match self {
+            Self::Empty => {
+                let mut f = Few { n: 1, v: [0; FEW] };
+                f.v[0] = v;
+                *self = Self::Few(Box::new(f));
+            }
+            Self::Few(f) if f.n < FEW => {
+                f.v[f.n] = v;
+                f.n += 1;
+            }
+            Self::Few(f) => {
+                let mut h = latency_histogram();
+                for &x in &f.v {
+                    h.saturating_record(x);
+                }
+                h.saturating_record(v);
+                *self = Self::Live(Box::new(h));
+            }
+            Self::Live(h) => h.saturating_record(v),
+            Self::Done(_) => {}
         }
     }
     fn summary(&self) -> Latency {
         match self {
-            Self::Live(h) if !h.is_empty() => Latency {
-                count: h.len(),
-                p50: h.value_at_quantile(0.5),
-                p99: h.value_at_quantile(0.99),
-                max: h.max(),
-            },
+            Self::Few(f) => SCRATCH.with(|h| {
+                let mut h = h.borrow_mut();
+                h.reset();
+                for &x in &f.v[..f.n] {
+                    h.saturating_record(x);
+                }
+                summarise(&h)
+            }),
+            Self::Live(h) => summarise(h),
             Self::Done(l) => **l,
-            _ => Latency::default(),
+            Self::Empty => Latency::default(),
         }
     }
-    /// Keeps only the summary, freeing the histogram.
+    /// Keeps only the summary, freeing the samples or the histogram.
     fn seal(&mut self) {
-        if let Self::Live(_) = self {
+        if let Self::Few(_) | Self::Live(_) = self {
             *self = Self::Done(Box::new(self.summary()));
         }
     }
@@ -1791,6 +1842,39 @@ mod tests {
                         .sum();
                     proptest::prop_assert_eq!(ring.before(q), want, "query {}", q);
                 }
+            }
+        }
+    }
+
+    /// A latency summarises as a histogram fed the same samples would, below, at and above
+    /// the number kept as samples, and keeps its summary when sealed.
+    #[test]
+    fn latency_few_then_histogram() {
+        let mut x = 9u64;
+        for n in [0, 1, 2, 5, FEW - 1, FEW, FEW + 1, 3 * FEW, 1000] {
+            let mut lat = Lat::Empty;
+            let mut h = latency_histogram();
+            for _ in 0..n {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let v = match x >> 62 {
+                    0 => 0,
+                    1 => u64::MAX,
+                    _ => (x >> 20) % 5_000_000,
+                };
+                lat.record(v);
+                h.saturating_record(v.clamp(1, MAX_LATENCY_NS));
+            }
+            let want = summarise(&h);
+            assert_eq!(lat.summary(), want, "{n} samples");
+            lat.seal();
+            assert!(matches!(lat, Lat::Done(_) | Lat::Empty), "{n} samples");
+            assert_eq!(lat.summary(), want, "{n} samples, sealed");
+            // A sealed summary takes no more samples (an empty latency has none to seal).
+            if n > 0 {
+                lat.record(7);
+                assert_eq!(lat.summary(), want, "{n} samples, sealed, then one more");
             }
         }
     }
