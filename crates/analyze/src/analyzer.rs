@@ -1710,10 +1710,8 @@ impl Analyzer {
         true
     }
 
-    pub(crate) fn counters(f: &FlowState) -> Counters {
-        let (no_req, no_resp) = (Req::default(), Resp::default());
-        let q = f.req.as_deref().unwrap_or(&no_req);
-        let r = f.resp.as_deref().unwrap_or(&no_resp);
+    /// A flow's counters; `q` and `r` are its request and response state (or empty ones).
+    fn counters(f: &FlowState, q: &Req, r: &Resp) -> Counters {
         let mut opcodes = report::SmallMap::default();
         for (op, n) in f.opcodes.iter() {
             opcodes.add(OpInfo::of(op).name, n);
@@ -1769,7 +1767,7 @@ impl Analyzer {
             dst: f.key.1.to_string(),
             dest_qp: f.key.2,
             transport: f.transport.map_or("?", |t| t.name()).to_string(),
-            counters: Self::counters(f),
+            counters: Self::counters(f, q, r),
             first_ts_ns: f.first_ts,
             last_ts_ns: f.last_ts,
             goodput_bps: goodput,
