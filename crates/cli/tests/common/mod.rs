@@ -82,9 +82,28 @@ pub fn bin() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_rdmascope"))
 }
 
-/// A temporary directory for one test file of this process.
+/// A temporary directory for one test file of this process. The tests of a file share it and
+/// run in parallel, so none removes it; instead, directories of the same tag left by test
+/// processes that have exited are removed here (some hold hundreds of MB of captures).
 pub fn tmp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rdmascope-{tag}-{}", std::process::id()));
+    let prefix = format!("rdmascope-{tag}-");
+    let me = std::process::id();
+    if std::path::Path::new("/proc/self").exists() {
+        let stale = std::fs::read_dir(std::env::temp_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let pid: u32 = name.strip_prefix(&prefix)?.parse().ok()?;
+                let gone = pid != me && !std::path::Path::new(&format!("/proc/{pid}")).exists();
+                gone.then(|| e.path())
+            });
+        for d in stale {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+    let d = std::env::temp_dir().join(format!("{prefix}{me}"));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
