@@ -384,10 +384,10 @@ impl RateRing {
     }
 }
 
-/// The state of a flow that carries requests: PSNs, outstanding requests, messages,
-/// retransmission triggers and latencies, and its send rate around CNPs.
+/// What a flow that carries requests keeps for its report: PSNs, messages, retransmissions
+/// and their triggers, latencies, and its send rate around CNPs.
 #[derive(Debug, Default)]
-pub(crate) struct Req {
+pub(crate) struct ReqSum {
     pub psn: Option<Tracker>,
     pub first_psn: Option<u32>,
     pub sport: Option<u16>,
@@ -397,29 +397,17 @@ pub(crate) struct Req {
     pub gap_filled: u64,
     pub timeouts: u64,
     pub msgs: MsgStats,
-    msg_open: Option<(u64, Operation)>,
-    ackreq: VecDeque<(u32, u64)>,
-    reads: VecDeque<(u32, u64)>,
-    in_retx: bool,
-    prev_read: bool,
-    pending: Option<Trigger>,
     pub triggers: Triggers,
     ack_lat: Lat,
     read_lat: Lat,
     gap_to_nak: Lat,
     nak_to_retx: Lat,
-    gap_open: Option<u64>,
-    nak_ts: Option<u64>,
-    ce_pending: Option<u64>,
-    /// Bytes sent per 10 µs bucket lately, for the rate before a CNP.
-    recent: RateRing,
-    after_cnp: Option<(u64, u64)>,
     rate_before: (u64, u64),
     rate_after: (u64, u64),
 }
 
-impl Req {
-    /// Frees what only live traffic needs (histograms, queues), keeping every summary.
+impl ReqSum {
+    /// Frees what only live traffic needs (histograms, the PSN window), keeping every summary.
     fn seal(&mut self) {
         for h in [
             &mut self.ack_lat,
@@ -429,19 +417,115 @@ impl Req {
         ] {
             h.seal();
         }
-        self.ackreq = VecDeque::new();
-        self.reads = VecDeque::new();
         if let Some(t) = &mut self.psn {
             t.seal();
         }
     }
+}
 
+/// The state of a flow that carries requests while its connection lives: the summary, and
+/// the outstanding requests, open message, pending trigger and recent rate behind it.
+#[derive(Debug, Default)]
+pub(crate) struct Req {
+    pub s: ReqSum,
+    msg_open: Option<(u64, Operation)>,
+    ackreq: VecDeque<(u32, u64)>,
+    reads: VecDeque<(u32, u64)>,
+    in_retx: bool,
+    prev_read: bool,
+    pending: Option<Trigger>,
+    gap_open: Option<u64>,
+    nak_ts: Option<u64>,
+    ce_pending: Option<u64>,
+    /// Bytes sent per 10 µs bucket lately, for the rate before a CNP.
+    recent: RateRing,
+    after_cnp: Option<(u64, u64)>,
+}
+
+/// A flow's request state: none yet, live, or the summary alone once CM closed its connection
+/// (so a closed connection costs its summary, not its live state).
+#[derive(Debug, Default)]
+pub(crate) enum ReqState {
+    #[default]
+    None,
+    Live(Box<Req>),
+    Sealed(Box<ReqSum>),
+}
+
+impl ReqState {
+    /// The live state, created on first use or again for traffic after the close (its
+    /// summary carries on; what was in flight is gone).
+    #[inline]
+    fn get(&mut self) -> &mut Req {
+        if !matches!(self, Self::Live(_)) {
+            let s = match std::mem::take(self) {
+                Self::Sealed(s) => *s,
+                _ => ReqSum::default(),
+            };
+            *self = Self::Live(Box::new(Req {
+                s,
+                ..Req::default()
+            }));
+        }
+        match self {
+            Self::Live(r) => r,
+            _ => unreachable!("made live above"),
+        }
+    }
+
+    /// The live state, created on first use, but not for a closed connection.
+    #[inline]
+    fn open(&mut self) -> Option<&mut Req> {
+        match self {
+            Self::Sealed(_) => None,
+            _ => Some(self.get()),
+        }
+    }
+
+    /// The live state, if there is one.
+    #[inline]
+    fn live(&mut self) -> Option<&mut Req> {
+        match self {
+            Self::Live(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The live state, if there is one.
+    #[inline]
+    fn live_ref(&self) -> Option<&Req> {
+        match self {
+            Self::Live(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The summary, if the flow carried requests.
+    pub fn sum(&self) -> Option<&ReqSum> {
+        match self {
+            Self::None => None,
+            Self::Live(r) => Some(&r.s),
+            Self::Sealed(s) => Some(s),
+        }
+    }
+
+    /// Keeps only the summary.
+    fn seal(&mut self) {
+        if let Self::Live(r) = self {
+            let mut s = std::mem::take(&mut r.s);
+            s.seal();
+            *self = Self::Sealed(Box::new(s));
+        }
+    }
+}
+
+impl Req {
     fn open_message(&mut self, payload: u64, op: Operation) {
         self.msg_open = Some((payload, op));
     }
 
     fn close_message(&mut self, size: u64, op: Operation) {
-        let m = &mut self.msgs;
+        let m = &mut self.s.msgs;
         m.count += 1;
         m.bytes += size;
         match op {
@@ -548,7 +632,7 @@ pub(crate) struct FlowState {
     pub first_ts: u64,
     /// What only a flow that carries requests needs (most of a flow's size; a response or
     /// ACK flow has none).
-    pub req: Option<Box<Req>>,
+    pub req: ReqState,
     /// What only a flow that carries ACKs, NAKs or CNPs needs.
     pub resp: Option<Box<Resp>>,
     /// Wire bytes per timeline bucket.
@@ -585,7 +669,7 @@ impl FlowState {
             ecn: [0; 4],
             icrc: [0; 4],
             first_ts: ts,
-            req: None,
+            req: ReqState::None,
             resp: None,
             last_ts: ts,
             max_fm_payload: 0,
@@ -607,9 +691,7 @@ impl FlowState {
             r.ce_to_cnp.seal();
             r.cnp_interval.seal();
         }
-        if let Some(r) = &mut self.req {
-            r.seal();
-        }
+        self.req.seal();
     }
 
     /// The response state, created on first use.
@@ -620,7 +702,7 @@ impl FlowState {
 
     /// The first PSN of the flow's requests.
     pub fn first_psn(&self) -> Option<u32> {
-        self.req.as_ref().and_then(|q| q.first_psn)
+        self.req.sum().and_then(|q| q.first_psn)
     }
 
     /// The other flow of its connection.
@@ -640,7 +722,7 @@ impl FlowState {
     /// The request state, created on first use.
     #[inline]
     fn req(&mut self) -> &mut Req {
-        self.req.get_or_insert_with(Box::default)
+        self.req.get()
     }
 
     /// True when the frames carry the offloaded-sniffer artefact (source MAC changing on
@@ -1164,7 +1246,7 @@ impl Analyzer {
             _ if info.transport == Transport::Ud => {
                 let rq = self.flows[fi].req();
                 rq.close_message(u64::from(e.payload_len), info.op);
-                rq.unique_payload += u64::from(e.payload_len);
+                rq.s.unique_payload += u64::from(e.payload_len);
                 if let Some(cm) = e.cm.as_deref() {
                     self.cm_message(m, src, dst, *cm);
                 }
@@ -1180,12 +1262,12 @@ impl Analyzer {
         let ce = e.ecn == Some(3) && v2;
         let fl = &mut self.flows[fi];
         fl.is_request_flow = true;
-        let rq = fl.req.get_or_insert_with(Box::default);
-        if v2 && bth.destqp > 1 && rq.sport.is_none() {
-            rq.sport = e.udp_sport;
+        let rq = fl.req.get();
+        if v2 && bth.destqp > 1 && rq.s.sport.is_none() {
+            rq.s.sport = e.udp_sport;
         }
-        rq.first_psn.get_or_insert(bth.psn);
-        let tracker = rq.psn.get_or_insert_with(Tracker::default);
+        rq.s.first_psn.get_or_insert(bth.psn);
+        let tracker = rq.s.psn.get_or_insert_with(Tracker::default);
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
         match class {
@@ -1197,14 +1279,14 @@ impl Analyzer {
                 }
                 rq.in_retx = false;
                 rq.prev_read = is_read;
-                rq.unique_payload += u64::from(e.payload_len);
+                rq.s.unique_payload += u64::from(e.payload_len);
             }
             Class::Retransmitted | Class::GapFilled => {
                 if class == Class::Retransmitted {
-                    rq.retx += 1;
+                    rq.s.retx += 1;
                 } else {
-                    rq.gap_filled += 1;
-                    rq.unique_payload += u64::from(e.payload_len);
+                    rq.s.gap_filled += 1;
+                    rq.s.unique_payload += u64::from(e.payload_len);
                 }
                 fl.cited.add(Cite::Retx, m.number);
                 bump(&mut self.tl.events[EV_RETX], self.tl.cur, 1);
@@ -1212,17 +1294,17 @@ impl Analyzer {
                     rq.in_retx = true;
                     let has_peer = fl.peer != 0;
                     match rq.pending.take() {
-                        Some(Trigger::Nak) => rq.triggers.nak += 1,
-                        Some(Trigger::Rnr) => rq.triggers.rnr += 1,
+                        Some(Trigger::Nak) => rq.s.triggers.nak += 1,
+                        Some(Trigger::Rnr) => rq.s.triggers.rnr += 1,
                         None if has_peer => {
-                            rq.triggers.timeout += 1;
-                            rq.timeouts += 1;
+                            rq.s.triggers.timeout += 1;
+                            rq.s.timeouts += 1;
                             fl.cited.add(Cite::Timeout, m.number);
                         }
-                        None => rq.triggers.unknown += 1,
+                        None => rq.s.triggers.unknown += 1,
                     }
                     if let Some(n) = rq.nak_ts.take() {
-                        record(&mut rq.nak_to_retx, ts - n);
+                        record(&mut rq.s.nak_to_retx, ts - n);
                     }
                     rq.gap_open = None;
                 }
@@ -1255,7 +1337,7 @@ impl Analyzer {
                     };
                     rq.close_message(size, info.op);
                     if is_read {
-                        rq.msgs.read_bytes_requested += size;
+                        rq.s.msgs.read_bytes_requested += size;
                     }
                 }
             }
@@ -1290,8 +1372,8 @@ impl Analyzer {
         rq.recent.add(bucket, bytes);
         if let Some((end, acc)) = rq.after_cnp {
             if ts >= end {
-                rq.rate_after.0 += acc * 8 * 10_000; // bytes in 100 µs → bit/s
-                rq.rate_after.1 += 1;
+                rq.s.rate_after.0 += acc * 8 * 10_000; // bytes in 100 µs → bit/s
+                rq.s.rate_after.1 += 1;
                 rq.after_cnp = None;
             } else {
                 rq.after_cnp = Some((end, acc + u64::from(bytes)));
@@ -1320,7 +1402,7 @@ impl Analyzer {
             for &c in list {
                 let Some(h) = self.flows[c]
                     .req
-                    .as_ref()
+                    .sum()
                     .and_then(|r| r.psn.as_ref())
                     .and_then(|t| t.highest())
                 else {
@@ -1361,11 +1443,11 @@ impl Analyzer {
                     rs.last_ack = Some(bth.psn);
                 }
                 let rf = req.map(|r| &mut self.flows[r]);
-                if let Some((class, rq)) = rf.and_then(|f| Some((f.class, f.req.as_deref_mut()?))) {
+                if let Some((class, rq)) = rf.and_then(|f| Some((f.class, f.req.live()?))) {
                     while let Some(&(p, t)) = rq.ackreq.front() {
                         if psn_diff(p, bth.psn) <= 0 {
                             rq.ackreq.pop_front();
-                            record(&mut rq.ack_lat, ts.saturating_sub(t));
+                            record(&mut rq.s.ack_lat, ts.saturating_sub(t));
                             let h = self
                                 .ack_class
                                 .entry(class)
@@ -1388,7 +1470,9 @@ impl Analyzer {
                     rs.rnr_timers.push(us);
                 }
                 if let Some(r) = req {
-                    self.flows[r].req().pending = Some(Trigger::Rnr);
+                    if let Some(rq) = self.flows[r].req.open() {
+                        rq.pending = Some(Trigger::Rnr);
+                    }
                 }
             }
             AethKind::Nak { code } => {
@@ -1400,11 +1484,10 @@ impl Analyzer {
                     fl.cited.add(Cite::Err, m.number);
                 }
                 if let Some(r) = req {
-                    if code == 0 {
-                        let rq = self.flows[r].req();
+                    if let (0, Some(rq)) = (code, self.flows[r].req.open()) {
                         rq.pending = Some(Trigger::Nak);
                         if let Some(g) = rq.gap_open.take() {
-                            record(&mut rq.gap_to_nak, ts.saturating_sub(g));
+                            record(&mut rq.s.gap_to_nak, ts.saturating_sub(g));
                         }
                         rq.nak_ts.get_or_insert(ts);
                     }
@@ -1421,13 +1504,20 @@ impl Analyzer {
             fl.max_fm_payload = fl.max_fm_payload.max(e.payload_len);
         }
         let Some(r) = req else { return };
-        let rq = self.flows[r].req();
-        rq.msgs.read_bytes_returned += u64::from(e.payload_len);
+        let returned = u64::from(e.payload_len);
+        let rq = match &mut self.flows[r].req {
+            ReqState::Sealed(s) => {
+                s.msgs.read_bytes_returned += returned;
+                return;
+            }
+            st => st.get(),
+        };
+        rq.s.msgs.read_bytes_returned += returned;
         if matches!(op.position(), Position::Last | Position::Only) {
             while let Some(&(p, t)) = rq.reads.front() {
                 if psn_diff(p, bth.psn) <= 0 {
                     rq.reads.pop_front();
-                    record(&mut rq.read_lat, m.ts_ns.saturating_sub(t));
+                    record(&mut rq.s.read_lat, m.ts_ns.saturating_sub(t));
                 } else {
                     break;
                 }
@@ -1436,7 +1526,7 @@ impl Analyzer {
             while let Some(&(p, t)) = rq.ackreq.front() {
                 if psn_diff(p, bth.psn) <= 0 {
                     rq.ackreq.pop_front();
-                    record(&mut rq.ack_lat, m.ts_ns.saturating_sub(t));
+                    record(&mut rq.s.ack_lat, m.ts_ns.saturating_sub(t));
                 } else {
                     break;
                 }
@@ -1461,19 +1551,22 @@ impl Analyzer {
             let list = self.by_pair.get(&(dst, src))?;
             list.iter()
                 .copied()
-                .filter_map(|c| Some((self.flows[c].req.as_ref()?.ce_pending?, c)))
+                .filter_map(|c| Some((self.flows[c].req.live_ref()?.ce_pending?, c)))
                 .min_by_key(|&(t, _)| t)
                 .map(|(_, c)| c)
         });
         if let Some(r) = req {
-            if let Some(t) = self.flows[r].req.as_mut().and_then(|q| q.ce_pending.take()) {
+            if let Some(t) = self.flows[r].req.live().and_then(|q| q.ce_pending.take()) {
                 record(&mut self.flows[fi].resp().ce_to_cnp, ts.saturating_sub(t));
             }
-            let rf = self.flows[r].req();
+            // A closed connection's sender has no rate around this CNP.
+            let Some(rf) = self.flows[r].req.open() else {
+                return;
+            };
             // The ten whole 10 µs buckets before the CNP's own.
             let bytes = rf.recent.before(ts / 10_000);
-            rf.rate_before.0 += bytes * 8 * 10_000;
-            rf.rate_before.1 += 1;
+            rf.s.rate_before.0 += bytes * 8 * 10_000;
+            rf.s.rate_before.1 += 1;
             if rf.after_cnp.is_none() {
                 rf.after_cnp = Some((ts + 100_000, 0));
             }
@@ -1711,7 +1804,7 @@ impl Analyzer {
     }
 
     /// A flow's counters; `q` and `r` are its request and response state (or empty ones).
-    fn counters(f: &FlowState, q: &Req, r: &Resp) -> Counters {
+    fn counters(f: &FlowState, q: &ReqSum, r: &Resp) -> Counters {
         let mut opcodes = report::SmallMap::default();
         for (op, n) in f.opcodes.iter() {
             opcodes.add(OpInfo::of(op).name, n);
@@ -1752,8 +1845,8 @@ impl Analyzer {
     }
 
     pub(crate) fn flow_report(f: &FlowState) -> report::Flow {
-        let (no_req, no_resp) = (Req::default(), Resp::default());
-        let q = f.req.as_deref().unwrap_or(&no_req);
+        let (no_req, no_resp) = (ReqSum::default(), Resp::default());
+        let q = f.req.sum().unwrap_or(&no_req);
         let r = f.resp.as_deref().unwrap_or(&no_resp);
         let span = f.last_ts.saturating_sub(f.first_ts);
         let goodput = if span > 0 {
@@ -1842,6 +1935,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Sealing a request flow (CM closed its connection) keeps its report as it was; traffic
+    /// after the close carries the summary on, without what was in flight before.
+    #[test]
+    fn sealed_request_flow_keeps_its_report() {
+        let key = (Node::V4([10, 0, 0, 1]), Node::V4([10, 0, 0, 2]), 0x11);
+        let mut f = FlowState::new(key, 5);
+        let rq = f.req();
+        rq.s.retx = 3;
+        rq.s.first_psn = Some(10);
+        rq.close_message(4096, Operation::SendOnly);
+        rq.s.ack_lat.record(1500);
+        rq.s.read_lat.record(90_000);
+        rq.ackreq.push_back((12, 7));
+        let t = rq.s.psn.get_or_insert_with(Tracker::default);
+        for psn in [10, 11, 14] {
+            t.see(psn, false);
+        }
+        let json = |f: &FlowState| serde_json::to_string(&Analyzer::flow_report(f)).unwrap();
+        let before = json(&f);
+        f.seal();
+        assert!(matches!(f.req, ReqState::Sealed(_)));
+        assert_eq!(json(&f), before);
+        assert_eq!(f.first_psn(), Some(10));
+        let rq = f.req();
+        assert!(rq.ackreq.is_empty());
+        assert_eq!((rq.s.retx, rq.s.msgs.count), (3, 1));
+        rq.close_message(64, Operation::SendOnly);
+        assert_eq!(Analyzer::flow_report(&f).messages.count, 2);
     }
 
     /// A latency summarises as a histogram fed the same samples would, below, at and above
