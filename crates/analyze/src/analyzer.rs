@@ -443,13 +443,11 @@ pub(crate) struct Req {
 }
 
 /// A flow's request state: none yet, live, or the summary alone once CM closed its connection
-/// (so a closed connection costs its summary, not its live state).
+/// (so a closed connection costs its summary, not its live state). At most one is set.
 #[derive(Debug, Default)]
-pub(crate) enum ReqState {
-    #[default]
-    None,
-    Live(Box<Req>),
-    Sealed(Box<ReqSum>),
+pub(crate) struct ReqState {
+    live: Option<Box<Req>>,
+    sealed: Option<Box<ReqSum>>,
 }
 
 impl ReqState {
@@ -457,64 +455,48 @@ impl ReqState {
     /// summary carries on; what was in flight is gone).
     #[inline]
     fn get(&mut self) -> &mut Req {
-        if !matches!(self, Self::Live(_)) {
-            let s = match std::mem::take(self) {
-                Self::Sealed(s) => *s,
-                _ => ReqSum::default(),
-            };
-            *self = Self::Live(Box::new(Req {
-                s,
+        let sealed = &mut self.sealed;
+        self.live.get_or_insert_with(|| {
+            Box::new(Req {
+                s: sealed.take().map(|s| *s).unwrap_or_default(),
                 ..Req::default()
-            }));
-        }
-        match self {
-            Self::Live(r) => r,
-            _ => unreachable!("made live above"),
-        }
+            })
+        })
     }
 
     /// The live state, created on first use, but not for a closed connection.
     #[inline]
     fn open(&mut self) -> Option<&mut Req> {
-        match self {
-            Self::Sealed(_) => None,
-            _ => Some(self.get()),
+        if self.sealed.is_some() {
+            None
+        } else {
+            Some(self.get())
         }
     }
 
     /// The live state, if there is one.
     #[inline]
     fn live(&mut self) -> Option<&mut Req> {
-        match self {
-            Self::Live(r) => Some(r),
-            _ => None,
-        }
+        self.live.as_deref_mut()
     }
 
     /// The live state, if there is one.
     #[inline]
     fn live_ref(&self) -> Option<&Req> {
-        match self {
-            Self::Live(r) => Some(r),
-            _ => None,
-        }
+        self.live.as_deref()
     }
 
     /// The summary, if the flow carried requests.
     pub fn sum(&self) -> Option<&ReqSum> {
-        match self {
-            Self::None => None,
-            Self::Live(r) => Some(&r.s),
-            Self::Sealed(s) => Some(s),
-        }
+        self.live.as_ref().map(|r| &r.s).or(self.sealed.as_deref())
     }
 
     /// Keeps only the summary.
     fn seal(&mut self) {
-        if let Self::Live(r) = self {
-            let mut s = std::mem::take(&mut r.s);
+        if let Some(r) = self.live.take() {
+            let mut s = r.s;
             s.seal();
-            *self = Self::Sealed(Box::new(s));
+            self.sealed = Some(Box::new(s));
         }
     }
 }
@@ -669,7 +651,7 @@ impl FlowState {
             ecn: [0; 4],
             icrc: [0; 4],
             first_ts: ts,
-            req: ReqState::None,
+            req: ReqState::default(),
             resp: None,
             last_ts: ts,
             max_fm_payload: 0,
@@ -1505,13 +1487,12 @@ impl Analyzer {
         }
         let Some(r) = req else { return };
         let returned = u64::from(e.payload_len);
-        let rq = match &mut self.flows[r].req {
-            ReqState::Sealed(s) => {
-                s.msgs.read_bytes_returned += returned;
-                return;
-            }
-            st => st.get(),
-        };
+        let st = &mut self.flows[r].req;
+        if let Some(s) = &mut st.sealed {
+            s.msgs.read_bytes_returned += returned;
+            return;
+        }
+        let rq = st.get();
         rq.s.msgs.read_bytes_returned += returned;
         if matches!(op.position(), Position::Last | Position::Only) {
             while let Some(&(p, t)) = rq.reads.front() {
@@ -1957,7 +1938,7 @@ mod tests {
         let json = |f: &FlowState| serde_json::to_string(&Analyzer::flow_report(f)).unwrap();
         let before = json(&f);
         f.seal();
-        assert!(matches!(f.req, ReqState::Sealed(_)));
+        assert!(f.req.live.is_none() && f.req.sealed.is_some());
         assert_eq!(json(&f), before);
         assert_eq!(f.first_psn(), Some(10));
         let rq = f.req();
