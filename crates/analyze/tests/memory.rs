@@ -119,8 +119,9 @@ fn memory_grows_with_flows_not_packets() {
 
     // New connections keep opening: the growth is per flow. These flows are young (live 16 KB
     // latency histograms, PSN windows still filling), so a flow costs more here than over a
-    // long capture (the benchmark's 2M → 4M packets: about 1.2 KB); 150,000 more packets at
-    // even 8 bytes each would show as about 16 KB per added flow.
+    // long capture, where CM has closed most connections and only their summaries stay (the
+    // benchmark's 2M → 4M packets: about 0.9 KB); 150,000 more packets at even 8 bytes each
+    // would show as about 16 KB per added flow.
     let (one, f1) = peak(Scenario::Mixed, 150_000);
     let (two, f2) = peak(Scenario::Mixed, 300_000);
     let per_flow = two.saturating_sub(one) / (f2 - f1).max(1);
