@@ -472,11 +472,16 @@ impl ReqState {
     #[inline]
     fn get(&mut self) -> &mut Req {
         let sealed = &mut self.sealed;
-        self.live.get_or_insert_with(|| {
-            Box::new(Req {
-                s: sealed.take().map(|s| *s).unwrap_or_default(),
-                ..Req::default()
-            })
+        self.live.get_or_insert_with(|| Self::revive(sealed))
+    }
+
+    /// A new live state around the summary (out of line: once per flow, not per packet).
+    #[cold]
+    #[inline(never)]
+    fn revive(sealed: &mut Option<Box<ReqSum>>) -> Box<Req> {
+        Box::new(Req {
+            s: sealed.take().map(|s| *s).unwrap_or_default(),
+            ..Req::default()
         })
     }
 
