@@ -1486,8 +1486,9 @@ impl Analyzer {
                 if code != 0 {
                     fl.cited.add(Cite::Err, m.number);
                 }
-                if let Some(r) = req {
-                    if let (0, Some(rq)) = (code, self.flows[r].req.open()) {
+                // Only a PSN sequence error NAK leads to a retransmission.
+                if let (0, Some(r)) = (code, req) {
+                    if let Some(rq) = self.flows[r].req.open() {
                         rq.pending = Some(Trigger::Nak);
                         if let Some(g) = rq.gap_open.take() {
                             record(&mut rq.s.gap_to_nak, ts.saturating_sub(g));
