@@ -98,7 +98,6 @@ pub struct Event {
 impl Event {
     /// Decodes one captured frame into its event: plain RoCEv2 straight from the bytes, anything
     /// else through [`Frame::decode`] (the same event either way).
-    #[inline]
     pub fn decode(
         meta: PacketMeta,
         linktype: u32,
@@ -106,9 +105,25 @@ impl Event {
         orig_len: u32,
         opts: &DecodeOptions,
     ) -> Self {
-        crate::quick::rocev2(meta, linktype, data, orig_len, opts).unwrap_or_else(|| {
-            Frame::decode_with(linktype, data, orig_len, opts, |f| Self::new(meta, f))
-        })
+        let mut e = Self::default();
+        e.decode_into(meta, linktype, data, orig_len, opts);
+        e
+    }
+
+    /// [`Event::decode`] into `self`, in place: reusing a batch's events saves moving each one
+    /// (about 150 bytes) into the batch.
+    #[inline]
+    pub fn decode_into(
+        &mut self,
+        meta: PacketMeta,
+        linktype: u32,
+        data: &[u8],
+        orig_len: u32,
+        opts: &DecodeOptions,
+    ) {
+        if !crate::quick::rocev2(self, meta, linktype, data, orig_len, opts) {
+            *self = Frame::decode_with(linktype, data, orig_len, opts, |f| Self::new(meta, f));
+        }
     }
 
     /// Extracts what the analysis needs from a decoded frame.
@@ -647,7 +662,9 @@ pub(crate) struct FlowState {
     pub mac_changes: u64,
     pub max_fm_payload: u32,
     pub max_payload: u32,
-    last_mac: Option<[u8; 6]>,
+    /// The last source MAC as a word with bit 48 set (0 before the first), so comparing it
+    /// is one instruction.
+    last_mac: u64,
     pub transport: Option<Transport>,
     pub encap: Option<Encap>,
     pub prio_mask: u8,
@@ -679,7 +696,7 @@ impl FlowState {
             max_payload: 0,
             prio_mask: 0,
             is_request_flow: false,
-            last_mac: None,
+            last_mac: 0,
             mac_changes: 0,
             peer: 0,
             tput: Series::default(),
@@ -1212,10 +1229,10 @@ impl Analyzer {
             fl.max_payload = fl.max_payload.max(e.payload_len);
             fl.opcodes.count(bth.opcode);
             if let Some(src) = e.eth_src {
-                if fl.last_mac.is_some_and(|l| l != src) {
-                    fl.mac_changes += 1;
-                }
-                fl.last_mac = Some(src);
+                let [m0, m1, m2, m3, m4, m5] = src;
+                let mac = u64::from_be_bytes([0, 1, m0, m1, m2, m3, m4, m5]);
+                fl.mac_changes += u64::from(fl.last_mac != 0 && fl.last_mac != mac);
+                fl.last_mac = mac;
             }
             match e.icrc {
                 Some(IcrcStatus::Ok) => fl.icrc[0] += 1,

@@ -49,7 +49,27 @@ impl Tracker {
     }
 
     /// Records a request PSN; `is_read` for RDMA READ requests.
+    #[inline]
     pub fn see(&mut self, psn: u32, is_read: bool) -> Class {
+        // The usual case, inline: a PSN beyond the highest (so never seen) whose word is stored.
+        if self.init && !self.sealed && psn_diff(psn, self.highest) > 0 {
+            let off = psn_diff(psn, self.base);
+            if let Some(w) = usize::try_from(off).ok().and_then(|o| {
+                let w = self.words.get_mut(o / 64)?;
+                Some((w, o % 64))
+            }) {
+                let (w, bit) = w;
+                w.0 |= 1 << bit;
+                w.1 |= u64::from(is_read) << bit;
+                self.highest = psn;
+                return Class::New;
+            }
+        }
+        self.see_general(psn, is_read)
+    }
+
+    #[inline(never)]
+    fn see_general(&mut self, psn: u32, is_read: bool) -> Class {
         if self.sealed {
             // Traffic after the connection closed: count it as new.
             return Class::New;

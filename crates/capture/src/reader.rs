@@ -423,7 +423,9 @@ impl CaptureReader {
         let buf = &self.buf[..self.end];
         let mut at = self.start;
         while chunk.recs.len() < max {
-            let Some(h) = buf.get(at..at + 16) else { break };
+            let Some(h) = buf.get(at..at + 16).and_then(|h| h.try_into().ok()) else {
+                break;
+            };
             let (ts_ns, caplen, orig_len) = pcap_record(h, big_endian, nanosecond);
             let len = caplen as usize;
             if len > MAX_RECORD || buf.len() - (at + 16) < len {
@@ -592,7 +594,10 @@ impl CaptureReader {
             } => {
                 if !modified {
                     // The caller has already made sure the whole record is in the buffer.
-                    let (ts_ns, caplen, orig_len) = pcap_record(avail, big_endian, nanosecond);
+                    let Some(h) = avail.get(..16).and_then(|h| h.try_into().ok()) else {
+                        return Step::Incomplete;
+                    };
+                    let (ts_ns, caplen, orig_len) = pcap_record(h, big_endian, nanosecond);
                     return Step::Packet {
                         at: self.start + 16,
                         len: caplen as usize,
@@ -733,7 +738,7 @@ impl CaptureReader {
 /// The classic pcap record header (four fixed fields): timestamp in ns, captured length and
 /// wire length (never below the captured one).
 #[inline]
-fn pcap_record(h: &[u8], big_endian: bool, nanosecond: bool) -> (u64, u32, u32) {
+fn pcap_record(h: &[u8; 16], big_endian: bool, nanosecond: bool) -> (u64, u32, u32) {
     let rd = |o: usize| {
         let b = [h[o], h[o + 1], h[o + 2], h[o + 3]];
         if big_endian {

@@ -161,7 +161,6 @@ pub fn analyze_files(
                 r?
             };
             let Some((turn, first)) = taken else { break };
-            events.clear();
             for (i, rec) in chunk.records().enumerate() {
                 let meta = PacketMeta {
                     number: first + i as u64,
@@ -169,14 +168,12 @@ pub fn analyze_files(
                     orig_len: rec.orig_len,
                     if_speed: rec.if_speed,
                 };
-                events.push(Event::decode(
-                    meta,
-                    rec.linktype,
-                    rec.data,
-                    rec.orig_len,
-                    &opts,
-                ));
+                if i == events.len() {
+                    events.push(Event::default());
+                }
+                events[i].decode_into(meta, rec.linktype, rec.data, rec.orig_len, &opts);
             }
+            events.truncate(chunk.len());
             for _ in 0..SPIN {
                 let n = next_turn.load(Ordering::Acquire);
                 if n == turn || n == u64::MAX {

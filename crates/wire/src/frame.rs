@@ -195,9 +195,12 @@ impl DecodeOptions {
         self.n_roce_ports += 1;
         true
     }
+    /// Whether UDP destination port `p` carries RoCEv2; the first port (4791, unless replaced)
+    /// is checked on its own, as almost every packet asks for it.
     #[inline]
     pub fn is_roce_port(&self, p: u16) -> bool {
-        self.roce_ports[..self.n_roce_ports].contains(&p)
+        (self.n_roce_ports > 0 && p == self.roce_ports[0])
+            || self.roce_ports[..self.n_roce_ports].contains(&p)
     }
 }
 
