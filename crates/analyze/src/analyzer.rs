@@ -82,6 +82,8 @@ pub struct Event {
     pub nodes: Option<(Node, Node)>,
     /// [`flow_slot`] of the flow (source, destination, destination QP), when there are nodes.
     pub flow_slot: u16,
+    /// [`v4_pair`] of the nodes.
+    pub v4_pair: u64,
     pub encap: Option<Encap>,
     pub payload_len: u32,
     pub eth_src: Option<[u8; 6]>,
@@ -160,6 +162,7 @@ impl Event {
                 (Some((s, d)), Some(b)) => flow_slot(&s, &d, b.destqp),
                 _ => 0,
             },
+            v4_pair: nodes.map_or(0, |(s, d)| v4_pair(&s, &d)),
             encap: f.encap,
             payload_len: f.payload_len as u32,
             eth_src: f.eth.map(|e| e.src),
@@ -643,6 +646,8 @@ pub(crate) struct FlowState {
     // Fields touched by every packet first (`repr(C)` keeps this order), so a packet's
     // updates share a few cache lines; the rest follows.
     pub key: Key,
+    /// [`v4_pair`] of the key's nodes.
+    pair: u64,
     pub packets: u64,
     pub bytes: u64,
     pub payload_bytes: u64,
@@ -680,6 +685,7 @@ impl FlowState {
     fn new(key: Key, ts: u64) -> Self {
         Self {
             key,
+            pair: v4_pair(&key.0, &key.1),
             transport: None,
             encap: None,
             packets: 0,
@@ -1028,6 +1034,17 @@ pub(crate) fn flow_slot(src: &Node, dst: &Node, destqp: u32) -> u16 {
     (h ^ (h >> 10)) as u16
 }
 
+/// Both nodes as one word when they are IPv4 addresses, else 0 (as is 0.0.0.0 to 0.0.0.0), so
+/// finding a RoCEv2 packet's flow compares a word instead of two nodes.
+pub(crate) fn v4_pair(src: &Node, dst: &Node) -> u64 {
+    match (src, dst) {
+        (Node::V4(s), Node::V4(d)) => {
+            u64::from(u32::from_be_bytes(*s)) << 32 | u64::from(u32::from_be_bytes(*d))
+        }
+        _ => 0,
+    }
+}
+
 /// Slots of the direct-mapped cache in front of the flow index (a power of two).
 const FLOW_CACHE: usize = 1024;
 
@@ -1120,14 +1137,25 @@ impl Analyzer {
         bump(&mut self.tl.events[series], i, by);
     }
 
-    /// The flow of `key`, created at `ts` if new; `slot` is its [`flow_slot`].
-    fn flow(&mut self, key: Key, slot: u16, ts: u64) -> usize {
+    /// The flow of (`nodes`, `qp`), created at `ts` if new; `slot` is its [`flow_slot`] and
+    /// `pair` the nodes' [`v4_pair`].
+    #[inline]
+    fn flow(&mut self, nodes: &(Node, Node), qp: u32, pair: u64, slot: u16, ts: u64) -> usize {
         let slot = usize::from(slot) & (FLOW_CACHE - 1);
-        if let Some(i) = (self.cache[slot] as usize).checked_sub(1) {
-            if self.flows[i].key == key {
-                return i;
+        if let Some(f) = (self.cache[slot] as usize)
+            .checked_sub(1)
+            .and_then(|i| self.flows.get(i))
+        {
+            let same = if pair != 0 {
+                f.pair == pair
+            } else {
+                f.key.0 == nodes.0 && f.key.1 == nodes.1
+            };
+            if same && f.key.2 == qp {
+                return self.cache[slot] as usize - 1;
             }
         }
+        let key = (nodes.0, nodes.1, qp);
         let i = match self.index.get(&self.flows, &key) {
             Some(i) => i,
             None => {
@@ -1210,10 +1238,10 @@ impl Analyzer {
             sample(&mut self.fragments.1, m.number);
         }
         let Some(bth) = e.bth else { return };
-        let Some((src, dst)) = e.nodes else { return };
+        let Some(nodes) = &e.nodes else { return };
         self.capture.rdma_packets += 1;
         let info = OpInfo::of(bth.opcode);
-        let fi = self.flow((src, dst, bth.destqp), e.flow_slot, m.ts_ns);
+        let fi = self.flow(nodes, bth.destqp, e.v4_pair, e.flow_slot, m.ts_ns);
         let v2 = e.encap == Some(Encap::RoceV2);
         {
             let fl = &mut self.flows[fi];
@@ -1268,7 +1296,7 @@ impl Analyzer {
                 rq.close_message(u64::from(e.payload_len), info.op);
                 rq.s.unique_payload += u64::from(e.payload_len);
                 if let Some(cm) = e.cm.as_deref() {
-                    self.cm_message(m, src, dst, *cm);
+                    self.cm_message(m, nodes.0, nodes.1, *cm);
                 }
             }
             _ if info.known => self.request(m, fi, e, bth, info, v2),

@@ -22,7 +22,7 @@ use rdmascope_wire::opcode::{ext, OpInfo, Operation, Transport};
 use rdmascope_wire::udp::UdpPacket;
 use rdmascope_wire::{DecodeOptions, IcrcStatus};
 
-use crate::analyzer::{flow_slot, Bth, Event, Node, PacketMeta};
+use crate::analyzer::{flow_slot, v4_pair, Bth, Event, Node, PacketMeta};
 
 const IPV4_HEADER_LEN: usize = 20;
 const UDP_HEADER_LEN: usize = 8;
@@ -138,6 +138,7 @@ fn rocev2_fields(
         bth: e_bth,
         nodes: e_nodes,
         flow_slot: e_flow_slot,
+        v4_pair: e_v4_pair,
         encap: e_encap,
         payload_len: e_payload_len,
         eth_src: e_eth_src,
@@ -165,6 +166,7 @@ fn rocev2_fields(
     });
     *e_nodes = Some((src, dst));
     *e_flow_slot = flow_slot(&src, &dst, b.destqp());
+    *e_v4_pair = v4_pair(&src, &dst);
     *e_encap = Some(Encap::RoceV2);
     *e_payload_len = (tlen - hdrs - padcnt) as u32;
     *e_eth_src = Some(eth.src_addr());
