@@ -86,7 +86,8 @@ pub struct Event {
     pub v4_pair: u64,
     pub encap: Option<Encap>,
     pub payload_len: u32,
-    pub eth_src: Option<[u8; 6]>,
+    /// [`mac_word`] of the Ethernet source address, 0 without Ethernet.
+    pub eth_src: u64,
     pub icrc: Option<IcrcStatus>,
     pub ecn: Option<u8>,
     /// VLAN PCP, else DSCP / 8.
@@ -165,7 +166,7 @@ impl Event {
             v4_pair: nodes.map_or(0, |(s, d)| v4_pair(&s, &d)),
             encap: f.encap,
             payload_len: f.payload_len as u32,
-            eth_src: f.eth.map(|e| e.src),
+            eth_src: f.eth.map_or(0, |e| mac_word(e.src)),
             icrc: f.icrc,
             ecn: f.ecn(),
             prio: f.pcp().unwrap_or(f.dscp().unwrap_or(0) >> 3),
@@ -667,8 +668,7 @@ pub(crate) struct FlowState {
     pub mac_changes: u64,
     pub max_fm_payload: u32,
     pub max_payload: u32,
-    /// The last source MAC as a word with bit 48 set (0 before the first), so comparing it
-    /// is one instruction.
+    /// [`mac_word`] of the last source MAC (0 before the first).
     last_mac: u64,
     pub transport: Option<Transport>,
     pub encap: Option<Encap>,
@@ -1034,6 +1034,12 @@ pub(crate) fn flow_slot(src: &Node, dst: &Node, destqp: u32) -> u16 {
     (h ^ (h >> 10)) as u16
 }
 
+/// A MAC address as a word with bit 48 set (so never 0), compared in one instruction.
+pub(crate) fn mac_word(m: [u8; 6]) -> u64 {
+    let [a, b, c, d, e, f] = m;
+    u64::from_be_bytes([0, 1, a, b, c, d, e, f])
+}
+
 /// Both nodes as one word when they are IPv4 addresses, else 0 (as is 0.0.0.0 to 0.0.0.0), so
 /// finding a RoCEv2 packet's flow compares a word instead of two nodes.
 pub(crate) fn v4_pair(src: &Node, dst: &Node) -> u64 {
@@ -1256,11 +1262,9 @@ impl Analyzer {
             fl.payload_bytes += u64::from(e.payload_len);
             fl.max_payload = fl.max_payload.max(e.payload_len);
             fl.opcodes.count(bth.opcode);
-            if let Some(src) = e.eth_src {
-                let [m0, m1, m2, m3, m4, m5] = src;
-                let mac = u64::from_be_bytes([0, 1, m0, m1, m2, m3, m4, m5]);
-                fl.mac_changes += u64::from(fl.last_mac != 0 && fl.last_mac != mac);
-                fl.last_mac = mac;
+            if e.eth_src != 0 {
+                fl.mac_changes += u64::from(fl.last_mac != 0 && fl.last_mac != e.eth_src);
+                fl.last_mac = e.eth_src;
             }
             match e.icrc {
                 Some(IcrcStatus::Ok) => fl.icrc[0] += 1,

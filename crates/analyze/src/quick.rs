@@ -22,7 +22,7 @@ use rdmascope_wire::opcode::{ext, OpInfo, Operation, Transport};
 use rdmascope_wire::udp::UdpPacket;
 use rdmascope_wire::{DecodeOptions, IcrcStatus};
 
-use crate::analyzer::{flow_slot, v4_pair, Bth, Event, Node, PacketMeta};
+use crate::analyzer::{flow_slot, mac_word, v4_pair, Bth, Event, Node, PacketMeta};
 
 const IPV4_HEADER_LEN: usize = 20;
 const UDP_HEADER_LEN: usize = 8;
@@ -169,7 +169,12 @@ fn rocev2_fields(
     *e_v4_pair = v4_pair(&src, &dst);
     *e_encap = Some(Encap::RoceV2);
     *e_payload_len = (tlen - hdrs - padcnt) as u32;
-    *e_eth_src = Some(eth.src_addr());
+    // The source MAC is bytes 6..12 (IEEE 802.3 §3.1.1): read with the two before it in one
+    // word, then masked (`mac_word` of it).
+    *e_eth_src = d.get(4..12).and_then(|w| w.try_into().ok()).map_or_else(
+        || mac_word(eth.src_addr()),
+        |w| u64::from_be_bytes(w) & 0xffff_ffff_ffff | 1 << 48,
+    );
     *e_icrc = icrc;
     *e_ecn = Some(ip.ecn());
     *e_prio = pcp.unwrap_or(ip.dscp() >> 3);

@@ -416,6 +416,20 @@ impl CaptureReader {
     /// Takes every whole classic pcap record in the buffer, in a tight loop; stops before one
     /// that is incomplete or implausible, which the general path then handles.
     fn pcap_run(&mut self, chunk: &mut Chunk, max: usize, big_endian: bool, nanosecond: bool) {
+        // One loop per header variant, so the per-record code has no branch on it.
+        match (big_endian, nanosecond) {
+            (false, false) => self.pcap_run_as::<false, false>(chunk, max),
+            (false, true) => self.pcap_run_as::<false, true>(chunk, max),
+            (true, false) => self.pcap_run_as::<true, false>(chunk, max),
+            (true, true) => self.pcap_run_as::<true, true>(chunk, max),
+        }
+    }
+
+    fn pcap_run_as<const BIG_ENDIAN: bool, const NANOSECOND: bool>(
+        &mut self,
+        chunk: &mut Chunk,
+        max: usize,
+    ) {
         let Some(ifc) = self.interfaces.first() else {
             return;
         };
@@ -426,7 +440,7 @@ impl CaptureReader {
             let Some(h) = buf.get(at..at + 16).and_then(|h| h.try_into().ok()) else {
                 break;
             };
-            let (ts_ns, caplen, orig_len) = pcap_record(h, big_endian, nanosecond);
+            let (ts_ns, caplen, orig_len) = pcap_record(h, BIG_ENDIAN, NANOSECOND);
             let len = caplen as usize;
             if len > MAX_RECORD || buf.len() - (at + 16) < len {
                 break;
