@@ -808,4 +808,57 @@ mod tests {
         assert_eq!(ns_from_ticks(3, 1_000_000_000, 1), 1_000_000_003);
         assert_eq!(ns_from_ticks(1 << 20, 1 << 20, 0), 1_000_000_000);
     }
+
+    /// Every classic pcap variant (both byte orders, µs and ns magics) reads the same records,
+    /// in chunks as one by one.
+    #[test]
+    fn pcap_variants_read_in_chunks() {
+        for (big, nano) in [(false, false), (false, true), (true, false), (true, true)] {
+            let w32 = |v: u32| {
+                if big {
+                    v.to_be_bytes()
+                } else {
+                    v.to_le_bytes()
+                }
+            };
+            let w16 = |v: u16| {
+                if big {
+                    v.to_be_bytes()
+                } else {
+                    v.to_le_bytes()
+                }
+            };
+            let mut f = Vec::new();
+            f.extend(w32(if nano { 0xa1b2_3c4d } else { 0xa1b2_c3d4 }));
+            f.extend(w16(2));
+            f.extend(w16(4));
+            f.extend([0; 8]);
+            f.extend(w32(65535));
+            f.extend(w32(1));
+            for i in 0..5u32 {
+                f.extend(w32(100 + i));
+                f.extend(w32(7 * i));
+                f.extend(w32(3 + i));
+                f.extend(w32(60 + i));
+                f.extend((0..3 + i).map(|b| b as u8));
+            }
+            let mut r =
+                CaptureReader::from_reader("t.pcap", Box::new(std::io::Cursor::new(f))).unwrap();
+            let mut chunk = Chunk::default();
+            assert!(r.next_chunk(&mut chunk, 100, 1 << 16).unwrap());
+            let got: Vec<(u64, u32, usize)> = chunk
+                .records()
+                .map(|x| (x.ts_ns, x.orig_len, x.data.len()))
+                .collect();
+            let unit = if nano { 1 } else { 1000 };
+            let want: Vec<(u64, u32, usize)> = (0..5u32)
+                .map(|i| {
+                    let ts = u64::from(100 + i) * 1_000_000_000 + u64::from(7 * i) * unit;
+                    (ts, 60 + i, 3 + i as usize)
+                })
+                .collect();
+            assert_eq!(got, want, "big endian {big}, nanoseconds {nano}");
+            assert!(!r.next_chunk(&mut chunk, 100, 1 << 16).unwrap());
+        }
+    }
 }
