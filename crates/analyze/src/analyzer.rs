@@ -1200,10 +1200,22 @@ impl Analyzer {
         self.event(&Event::new(*m, f));
     }
 
-    /// Loads the state of `e`'s flow into the cache ahead of [`Analyzer::event`]: feeding a
-    /// batch, touch a few events ahead, so the memory of their flows arrives in parallel.
+    /// Feeds a batch of packets' [`Event`]s, in order. Each event first loads the state of the
+    /// flow a few events ahead into the cache, so the memory of their flows arrives in parallel.
+    pub fn feed(&mut self, events: &[Event]) {
+        /// Events between the one analysed and the one whose flow state is touched ahead.
+        const TOUCH_AHEAD: usize = 4;
+        for (i, e) in events.iter().enumerate() {
+            if let Some(ahead) = events.get(i + TOUCH_AHEAD) {
+                self.touch(ahead);
+            }
+            self.event_inline(e);
+        }
+    }
+
+    /// Loads the state of `e`'s flow into the cache ahead of [`Analyzer::event`].
     #[inline]
-    pub fn touch(&self, e: &Event) {
+    fn touch(&self, e: &Event) {
         let slot = usize::from(e.flow_slot) & (FLOW_CACHE - 1);
         if let Some(i) = (self.cache[slot] as usize).checked_sub(1) {
             if let Some(f) = self.flows.get(i) {
@@ -1214,6 +1226,12 @@ impl Analyzer {
 
     /// Feeds one packet's [`Event`].
     pub fn event(&mut self, e: &Event) {
+        self.event_inline(e);
+    }
+
+    /// [`Analyzer::event`], inlined into [`Analyzer::feed`]'s loop.
+    #[inline(always)]
+    fn event_inline(&mut self, e: &Event) {
         self.slot(e.meta.ts_ns);
         let m = &e.meta;
         let c = &mut self.capture;
@@ -1308,6 +1326,7 @@ impl Analyzer {
         }
     }
 
+    #[inline(always)]
     fn request(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: Bth, info: &OpInfo, v2: bool) {
         let ts = m.ts_ns;
         let is_read = info.op == Operation::ReadRequest;

@@ -101,9 +101,6 @@ struct Turns {
     sleeping: u32,
 }
 
-/// Events between the one analysed and the one whose flow state is touched ahead of it.
-const TOUCH_AHEAD: usize = 4;
-
 /// How long a worker spins for its turn before it sleeps: a turn usually comes within
 /// microseconds, and a sleep and a wake-up cost more than that.
 const SPIN: u32 = 20_000;
@@ -190,12 +187,7 @@ pub fn analyze_files(
             if t.abort {
                 break;
             }
-            for (i, e) in events.iter().enumerate() {
-                if let Some(ahead) = events.get(i + TOUCH_AHEAD) {
-                    t.an.touch(ahead);
-                }
-                t.an.event(e);
-            }
+            t.an.feed(&events);
             t.next += 1;
             next_turn.store(t.next, Ordering::Release);
             let wake = t.sleeping > 0;
