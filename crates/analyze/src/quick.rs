@@ -28,22 +28,10 @@ const IPV4_HEADER_LEN: usize = 20;
 const UDP_HEADER_LEN: usize = 8;
 
 /// Writes the event of a plain RoCEv2-over-IPv4 frame into `e`, field by field (an event is
-/// large: building it apart and moving it in cost more than the rest of this function). False,
+/// large: building it apart and moving it in cost more than the rest of this function). `None`,
 /// with `e` unchanged, for anything else.
-#[inline]
-pub(crate) fn rocev2(
-    e: &mut Event,
-    meta: PacketMeta,
-    link: u32,
-    d: &[u8],
-    orig_len: u32,
-    opts: &DecodeOptions,
-) -> bool {
-    rocev2_fields(e, meta, link, d, orig_len, opts).is_some()
-}
-
 #[inline(always)]
-fn rocev2_fields(
+pub(crate) fn rocev2(
     e: &mut Event,
     meta: PacketMeta,
     link: u32,
@@ -230,7 +218,7 @@ mod tests {
     /// Where the quick path answers, it answers what the general decoder does.
     fn agrees(link: u32, d: &[u8], orig_len: u32, opts: &DecodeOptions) -> bool {
         let mut e = Event::default();
-        if rocev2(&mut e, meta(orig_len), link, d, orig_len, opts) {
+        if rocev2(&mut e, meta(orig_len), link, d, orig_len, opts).is_some() {
             assert_eq!(e, general(link, d, orig_len, opts), "frame {d:02x?}");
             true
         } else {
