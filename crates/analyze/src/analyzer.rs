@@ -1159,17 +1159,16 @@ impl Analyzer {
     #[inline]
     fn flow(&mut self, nodes: &(Node, Node), qp: u32, pair: u64, slot: u16, ts: u64) -> usize {
         let slot = usize::from(slot) & (FLOW_CACHE - 1);
-        if let Some(f) = (self.cache[slot] as usize)
-            .checked_sub(1)
-            .and_then(|i| self.flows.get(i))
-        {
-            let same = if pair != 0 {
-                f.pair == pair
-            } else {
-                f.key.0 == nodes.0 && f.key.1 == nodes.1
-            };
-            if same && f.key.2 == qp {
-                return self.cache[slot] as usize - 1;
+        if let Some(i) = (self.cache[slot] as usize).checked_sub(1) {
+            if let Some(f) = self.flows.get(i) {
+                let same = if pair != 0 {
+                    f.pair == pair
+                } else {
+                    f.key.0 == nodes.0 && f.key.1 == nodes.1
+                };
+                if same && f.key.2 == qp {
+                    return i;
+                }
             }
         }
         let key = (nodes.0, nodes.1, qp);
