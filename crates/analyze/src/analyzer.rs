@@ -182,6 +182,83 @@ impl Event {
     }
 }
 
+/// What the capture section of the report sums over packets.
+#[derive(Debug, Default)]
+struct Totals {
+    packets: u64,
+    bytes: u64,
+    first_ts: u64,
+    last_ts: u64,
+    truncated: u64,
+    /// The first truncated frames' numbers (as many as a finding cites).
+    truncated_at: Vec<u64>,
+}
+
+impl Totals {
+    #[inline]
+    fn add(&mut self, e: &Event) {
+        let m = &e.meta;
+        if self.packets == 0 {
+            self.first_ts = m.ts_ns;
+        }
+        self.packets += 1;
+        self.bytes += u64::from(m.orig_len);
+        self.last_ts = self.last_ts.max(m.ts_ns);
+        if e.truncated {
+            self.truncated += 1;
+            sample(&mut self.truncated_at, m.number);
+        }
+    }
+}
+
+/// Consecutive packets' events, decoded on one thread to be fed to the analyser on another,
+/// with the capture totals summed while decoding (so the serial analysis adds them once).
+/// Reused, it decodes into the events of its last use (see [`Event::decode_into`]).
+#[derive(Debug, Default)]
+pub struct Batch {
+    events: Vec<Event>,
+    len: usize,
+    totals: Totals,
+}
+
+impl Batch {
+    /// Empties the batch, keeping its memory.
+    pub fn clear(&mut self) {
+        self.len = 0;
+        let mut at = std::mem::take(&mut self.totals.truncated_at);
+        at.clear();
+        self.totals = Totals {
+            truncated_at: at,
+            ..Totals::default()
+        };
+    }
+
+    /// Decodes one captured frame (see [`Event::decode`]) onto the end of the batch.
+    #[inline]
+    pub fn decode(
+        &mut self,
+        meta: PacketMeta,
+        linktype: u32,
+        data: &[u8],
+        orig_len: u32,
+        opts: &DecodeOptions,
+    ) {
+        if self.len == self.events.len() {
+            self.events.push(Event::default());
+        }
+        if let Some(e) = self.events.get_mut(self.len) {
+            e.decode_into(meta, linktype, data, orig_len, opts);
+            self.totals.add(e);
+            self.len += 1;
+        }
+    }
+
+    /// The events, in order.
+    pub fn events(&self) -> &[Event] {
+        &self.events[..self.len]
+    }
+}
+
 /// Latencies above this (100 s) are recorded as this.
 const MAX_LATENCY_NS: u64 = 100_000_000_000;
 
@@ -1210,11 +1287,13 @@ impl Analyzer {
         self.event(&Event::new(*m, f));
     }
 
-    /// Feeds a batch of packets' [`Event`]s, in order. Each event first loads the state of the
-    /// flow a few events ahead into the cache, so the memory of their flows arrives in parallel.
-    pub fn feed(&mut self, events: &[Event]) {
+    /// Feeds a [`Batch`] of packets, in order. Each event first loads the state of the flow a
+    /// few events ahead into the cache, so the memory of their flows arrives in parallel.
+    pub fn feed(&mut self, batch: &Batch) {
         /// Events between the one analysed and the one whose flow state is touched ahead.
         const TOUCH_AHEAD: usize = 4;
+        self.add_totals(&batch.totals);
+        let events = batch.events();
         for (i, e) in events.iter().enumerate() {
             if let Some(ahead) = events.get(i + TOUCH_AHEAD) {
                 self.touch(ahead);
@@ -1236,27 +1315,37 @@ impl Analyzer {
 
     /// Feeds one packet's [`Event`].
     pub fn event(&mut self, e: &Event) {
+        let mut t = Totals::default();
+        t.add(e);
+        self.add_totals(&t);
         self.event_inline(e);
     }
 
-    /// [`Analyzer::event`], inlined into [`Analyzer::feed`]'s loop.
+    /// Adds packets' capture totals (`first_ts` is the first one's timestamp).
+    fn add_totals(&mut self, t: &Totals) {
+        let c = &mut self.capture;
+        if t.packets == 0 {
+            return;
+        }
+        if c.packets == 0 {
+            c.first_ts_ns = t.first_ts;
+        }
+        c.packets += t.packets;
+        c.bytes += t.bytes;
+        c.last_ts_ns = c.last_ts_ns.max(t.last_ts);
+        self.truncated_frames.0 += t.truncated;
+        for &n in &t.truncated_at {
+            sample(&mut self.truncated_frames.1, n);
+        }
+    }
+
+    /// [`Analyzer::event`] but for the capture totals, inlined into [`Analyzer::feed`]'s loop.
     #[inline(always)]
     fn event_inline(&mut self, e: &Event) {
         self.slot(e.meta.ts_ns);
         let m = &e.meta;
-        let c = &mut self.capture;
-        if c.packets == 0 {
-            c.first_ts_ns = m.ts_ns;
-        }
-        c.packets += 1;
-        c.bytes += u64::from(m.orig_len);
-        c.last_ts_ns = c.last_ts_ns.max(m.ts_ns);
         if self.link_bps.is_none() {
             self.link_bps = m.if_speed;
-        }
-        if e.truncated {
-            self.truncated_frames.0 += 1;
-            sample(&mut self.truncated_frames.1, m.number);
         }
         if let Some(&(src, mc)) = e.macctl.as_deref() {
             self.pfc_frame(m, src, mc);
@@ -2046,6 +2135,57 @@ mod tests {
         assert_eq!((rq.s.retx, rq.s.msgs.count), (3, 1));
         rq.close_message(64, Operation::SendOnly);
         assert_eq!(Analyzer::flow_report(&f).messages.count, 2);
+    }
+
+    /// Feeding packets in reused batches of uneven sizes gives the report feeding them one at
+    /// a time gives (the capture totals are summed per batch, the rest per event).
+    #[test]
+    fn batches_report_as_single_events_do() {
+        use rdmascope_synth::{generate, GenOptions, Scenario, Sink};
+        struct Frames(Vec<(u64, u32, Vec<u8>)>);
+        impl Sink for Frames {
+            fn frame(&mut self, _: u32, ts: u64, orig_len: u32, d: &[u8]) -> std::io::Result<()> {
+                self.0.push((ts, orig_len, d.to_vec()));
+                Ok(())
+            }
+        }
+        let opts = DecodeOptions::default();
+        for scenario in [Scenario::Mixed, Scenario::Lossy, Scenario::PfcStorm] {
+            let mut f = Frames(Vec::new());
+            let o = GenOptions {
+                scenario,
+                packets: Some(4000),
+                snaplen: 128,
+                ..GenOptions::default()
+            };
+            generate(&o, &mut f).unwrap();
+            let meta = |i: usize, &(ts, orig_len, _): &(u64, u32, Vec<u8>)| PacketMeta {
+                number: i as u64 + 1,
+                ts_ns: ts,
+                orig_len,
+                if_speed: None,
+            };
+            let mut one = Analyzer::new(Config::default());
+            for (i, fr) in f.0.iter().enumerate() {
+                one.event(&Event::decode(meta(i, fr), 1, &fr.2, fr.1, &opts));
+            }
+            let mut fed = Analyzer::new(Config::default());
+            let mut batch = Batch::default();
+            let mut i = 0;
+            for size in [7, 1, 300, 2, 1000].into_iter().cycle() {
+                if i == f.0.len() {
+                    break;
+                }
+                batch.clear();
+                for fr in f.0.iter().skip(i).take(size) {
+                    batch.decode(meta(i, fr), 1, &fr.2, fr.1, &opts);
+                    i += 1;
+                }
+                fed.feed(&batch);
+            }
+            let json = |a: Analyzer| serde_json::to_string(&a.finish()).unwrap();
+            assert_eq!(json(fed), json(one), "{scenario:?}");
+        }
     }
 
     proptest::proptest! {

@@ -11,6 +11,6 @@ pub mod psn;
 mod quick;
 pub mod report;
 
-pub use analyzer::{Analyzer, Bth, Config, Event, Node, PacketMeta};
+pub use analyzer::{Analyzer, Batch, Bth, Config, Event, Node, PacketMeta};
 pub use findings::application;
 pub use report::Report;

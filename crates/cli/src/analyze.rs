@@ -7,7 +7,7 @@ use std::sync::{Condvar, Mutex};
 use anyhow::{Context, Result};
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use rdmascope_analyze::report::{Finding, Report, Severity};
-use rdmascope_analyze::{Analyzer, Config, Event, PacketMeta};
+use rdmascope_analyze::{Analyzer, Batch, Config, PacketMeta};
 use rdmascope_capture::{CaptureReader, Chunk};
 
 use crate::gen::parse_speed;
@@ -149,7 +149,7 @@ pub fn analyze_files(
         }
         let mut leave = Leave(&turns, &turned, &next_turn, false);
         let mut chunk = Chunk::default();
-        let mut events = Vec::with_capacity(CHUNK_RECORDS);
+        let mut batch = Batch::default();
         loop {
             let taken = {
                 let mut s = lock(&source);
@@ -158,6 +158,7 @@ pub fn analyze_files(
                 r?
             };
             let Some((turn, first)) = taken else { break };
+            batch.clear();
             for (i, rec) in chunk.records().enumerate() {
                 let meta = PacketMeta {
                     number: first + i as u64,
@@ -165,12 +166,8 @@ pub fn analyze_files(
                     orig_len: rec.orig_len,
                     if_speed: rec.if_speed,
                 };
-                if i == events.len() {
-                    events.push(Event::default());
-                }
-                events[i].decode_into(meta, rec.linktype, rec.data, rec.orig_len, &opts);
+                batch.decode(meta, rec.linktype, rec.data, rec.orig_len, &opts);
             }
-            events.truncate(chunk.len());
             for _ in 0..SPIN {
                 let n = next_turn.load(Ordering::Acquire);
                 if n == turn || n == u64::MAX {
@@ -187,7 +184,7 @@ pub fn analyze_files(
             if t.abort {
                 break;
             }
-            t.an.feed(&events);
+            t.an.feed(&batch);
             t.next += 1;
             next_turn.store(t.next, Ordering::Release);
             let wake = t.sleeping > 0;
