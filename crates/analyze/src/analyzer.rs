@@ -191,7 +191,7 @@ struct Totals {
     last_ts: u64,
     truncated: u64,
     /// The first truncated frames' numbers (as many as a finding cites).
-    truncated_at: Vec<u64>,
+    truncated_at: [u64; SAMPLES],
 }
 
 impl Totals {
@@ -205,8 +205,10 @@ impl Totals {
         self.bytes += u64::from(m.orig_len);
         self.last_ts = self.last_ts.max(m.ts_ns);
         if e.truncated {
+            if let Some(n) = self.truncated_at.get_mut(self.truncated as usize) {
+                *n = m.number;
+            }
             self.truncated += 1;
-            sample(&mut self.truncated_at, m.number);
         }
     }
 }
@@ -225,12 +227,7 @@ impl Batch {
     /// Empties the batch, keeping its memory.
     pub fn clear(&mut self) {
         self.len = 0;
-        let mut at = std::mem::take(&mut self.totals.truncated_at);
-        at.clear();
-        self.totals = Totals {
-            truncated_at: at,
-            ..Totals::default()
-        };
+        self.totals = Totals::default();
     }
 
     /// Decodes one captured frame (see [`Event::decode`]) onto the end of the batch.
@@ -1334,7 +1331,8 @@ impl Analyzer {
         c.bytes += t.bytes;
         c.last_ts_ns = c.last_ts_ns.max(t.last_ts);
         self.truncated_frames.0 += t.truncated;
-        for &n in &t.truncated_at {
+        let kept = t.truncated_at.len().min(t.truncated as usize);
+        for &n in &t.truncated_at[..kept] {
             sample(&mut self.truncated_frames.1, n);
         }
     }
