@@ -114,7 +114,7 @@ impl Event {
     }
 
     /// [`Event::decode`] into `self`, in place: reusing a batch's events saves moving each one
-    /// (about 150 bytes) into the batch.
+    /// (160 bytes) into the batch.
     #[inline]
     pub fn decode_into(
         &mut self,
