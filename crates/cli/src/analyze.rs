@@ -234,7 +234,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
     if a.json {
-        serde_json::to_writer_pretty(&mut out, &report)?;
+        crate::jsonfmt::to_writer(&mut out, &report)?;
         writeln!(out)?;
     } else {
         write!(out, "{}", render_text(&report, a.top))?;

@@ -56,7 +56,7 @@ pub fn run(a: &DoctorArgs) -> Result<std::process::ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if a.json {
-        serde_json::to_writer_pretty(&mut out, &host)?;
+        crate::jsonfmt::to_writer(&mut out, &host)?;
         writeln!(out)?;
     } else {
         write!(out, "{}", render(&host))?;
@@ -320,7 +320,7 @@ fn nccl(logs: &[String], json: bool) -> Result<std::process::ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if json {
-        serde_json::to_writer_pretty(&mut out, &rep)?;
+        crate::jsonfmt::to_writer(&mut out, &rep)?;
         writeln!(out)?;
     } else {
         let mut t = table(&[
@@ -376,7 +376,7 @@ fn compare(reports: &[String], json: bool) -> Result<std::process::ExitCode> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if json {
-        serde_json::to_writer_pretty(&mut out, &c)?;
+        crate::jsonfmt::to_writer(&mut out, &c)?;
         writeln!(out)?;
     } else if c.differences.is_empty() {
         writeln!(

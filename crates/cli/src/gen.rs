@@ -160,7 +160,7 @@ pub fn run(a: &GenArgs) -> Result<()> {
     if let Some(t) = &a.truth {
         let f = File::create(t).with_context(|| format!("cannot create {t}"))?;
         let mut w = BufWriter::new(f);
-        serde_json::to_writer_pretty(&mut w, &truth)?;
+        crate::jsonfmt::to_writer(&mut w, &truth)?;
         w.write_all(b"\n")?;
         w.flush()?;
     }

@@ -6,6 +6,7 @@ mod capture;
 mod doctor;
 mod gen;
 mod html;
+mod jsonfmt;
 mod print;
 mod show;
 mod sniff;

@@ -197,10 +197,14 @@ impl DecodeOptions {
     }
     /// Whether UDP destination port `p` carries RoCEv2; the first port (4791, unless replaced)
     /// is checked on its own, as almost every packet asks for it.
-    #[inline]
+    #[inline(always)]
     pub fn is_roce_port(&self, p: u16) -> bool {
-        (self.n_roce_ports > 0 && p == self.roce_ports[0])
-            || self.roce_ports[..self.n_roce_ports].contains(&p)
+        (self.n_roce_ports > 0 && p == self.roce_ports[0]) || self.is_other_roce_port(p)
+    }
+
+    #[inline(never)]
+    fn is_other_roce_port(&self, p: u16) -> bool {
+        self.roce_ports[..self.n_roce_ports].contains(&p)
     }
 }
 
