@@ -1555,8 +1555,14 @@ impl Analyzer {
             return Some(p);
         }
         let (src, dst, qp) = self.flows[fi].key;
-        // CM: the responder's QP is the peer of the requester QP `qp` at `dst`.
-        let cand = if let Some(&(node, peer_qp)) = self.cm_peer.get(&(dst, qp)) {
+        // CM: the responder's QP is the peer of the requester QP `qp` at `dst`, if CM paired
+        // that QP with this flow's source (a QPN reused towards another node, without a CM
+        // exchange captured, is inferred instead).
+        let cm = self
+            .cm_peer
+            .get(&(dst, qp))
+            .filter(|(node, _)| *node == src);
+        let cand = if let Some(&(node, peer_qp)) = cm {
             let class = self.cm_class.get(&(dst, qp)).copied().unwrap_or(0);
             self.flows[fi].class = class;
             let c = self.index.get(&self.flows, &(dst, node, peer_qp));
@@ -2133,6 +2139,78 @@ mod tests {
         assert_eq!((rq.s.retx, rq.s.msgs.count), (3, 1));
         rq.close_message(64, Operation::SendOnly);
         assert_eq!(Analyzer::flow_report(&f).messages.count, 2);
+    }
+
+    /// An RC event from `src` to `dst`'s QP `qp` at `ts`.
+    fn rc(src: u8, dst: u8, qp: u32, opcode: u8, psn: u32, ts: u64) -> Event {
+        let (s, d) = (Node::V4([10, 0, 0, src]), Node::V4([10, 0, 0, dst]));
+        Event {
+            meta: PacketMeta {
+                number: ts,
+                ts_ns: ts,
+                orig_len: 100,
+                if_speed: None,
+            },
+            bth: Some(Bth {
+                opcode,
+                ackreq: true,
+                destqp: qp,
+                psn,
+            }),
+            nodes: Some((s, d)),
+            flow_slot: flow_slot(&s, &d, qp),
+            v4_pair: v4_pair(&s, &d),
+            encap: Some(Encap::RoceV2),
+            aeth: (opcode == 0x11).then(|| Aeth::parse(&[0, 0, 0, 1]).unwrap()),
+            ..Event::default()
+        }
+    }
+
+    /// A CM message from `src` to `dst` (on QP 1).
+    fn cm(src: u8, dst: u8, ts: u64, m: CmMessage) -> Event {
+        Event {
+            bth: Some(Bth {
+                opcode: 0x64, // UD SEND only
+                ackreq: false,
+                destqp: 1,
+                psn: 0,
+            }),
+            cm: Some(Box::new(m)),
+            ..rc(src, dst, 1, 0x64, 0, ts)
+        }
+    }
+
+    /// CM paired node 1's QP 0x20 with node 2's QP 0x30. The QP then talks to node 3 (its QPN
+    /// reused, no CM captured): node 3's ACKs answer node 1's requests to node 3, not the
+    /// requests CM's pair sent to node 2.
+    #[test]
+    fn cm_pairs_only_the_nodes_it_saw() {
+        use rdmascope_wire::mad::{CmRep, CmReq};
+        let mut an = Analyzer::new(Config::default());
+        let req = CmReq {
+            local_comm_id: 7,
+            local_qpn: 0x20,
+            ..CmReq::default()
+        };
+        let rep = CmRep {
+            local_comm_id: 8,
+            remote_comm_id: 7,
+            local_qpn: 0x30,
+            ..CmRep::default()
+        };
+        an.event(&cm(1, 2, 1, CmMessage::Req(req)));
+        an.event(&cm(2, 1, 2, CmMessage::Rep(rep)));
+        an.event(&rc(1, 2, 0x30, 0x04, 100, 10)); // RC SEND only, to node 2
+        an.event(&rc(2, 1, 0x20, 0x11, 100, 20)); // its ACK
+        an.event(&rc(1, 3, 0x40, 0x04, 500, 30)); // RC SEND only, to node 3
+        an.event(&rc(3, 1, 0x20, 0x11, 500, 45)); // node 3's ACK, to QP 0x20 again
+        let r = an.finish();
+        let lat = |dst: &str, qp: u32| {
+            let f = r.flows.iter().find(|f| f.dst == dst && f.dest_qp == qp);
+            f.map(|f| (f.ack_latency_ns.count, f.ack_latency_ns.max))
+        };
+        assert_eq!(lat("10.0.0.2", 0x30), Some((1, 10)));
+        assert_eq!(lat("10.0.0.3", 0x40), Some((1, 15)));
     }
 
     /// Feeding packets in reused batches of uneven sizes gives the report feeding them one at
