@@ -504,7 +504,6 @@ pub(crate) struct ReqSum {
     pub unique_payload: u64,
     pub retx: u64,
     pub gap_filled: u64,
-    pub timeouts: u64,
     pub msgs: MsgStats,
     pub triggers: Triggers,
     ack_lat: Lat,
@@ -622,7 +621,6 @@ impl Req {
 
     fn close_message(&mut self, size: u64, op: Operation) {
         let m = &mut self.s.msgs;
-        m.count += 1;
         m.bytes += size;
         match op {
             Operation::SendFirst
@@ -637,7 +635,7 @@ impl Req {
             Operation::CmpSwap | Operation::FetchAdd | Operation::AtomicWrite => m.atomic += 1,
             _ => m.write += 1,
         }
-        if m.count == 1 || size < m.min_size {
+        if m.count() == 1 || size < m.min_size {
             m.min_size = size;
         }
         m.max_size = m.max_size.max(size);
@@ -649,7 +647,6 @@ impl Req {
 /// two are words sorted by size, the exponent in the top byte and the count below it.
 #[derive(Debug, Default)]
 pub(crate) struct MsgStats {
-    count: u64,
     send: u64,
     write: u64,
     read: u64,
@@ -664,6 +661,11 @@ pub(crate) struct MsgStats {
 
 impl MsgStats {
     const SHIFT: u32 = 56;
+
+    /// Messages of every kind.
+    fn count(&self) -> u64 {
+        self.send + self.write + self.read + self.atomic
+    }
 
     /// Counts a message of `size` bytes under the power of two at or above it.
     fn add_size(&mut self, size: u64) {
@@ -685,7 +687,7 @@ impl MsgStats {
             size_histogram.add(1u64 << (w >> Self::SHIFT), w & ((1 << Self::SHIFT) - 1));
         }
         report::Messages {
-            count: self.count,
+            count: self.count(),
             send: self.send,
             write: self.write,
             read: self.read,
@@ -1466,7 +1468,6 @@ impl Analyzer {
                         Some(Trigger::Rnr) => rq.s.triggers.rnr += 1,
                         None if has_peer => {
                             rq.s.triggers.timeout += 1;
-                            rq.s.timeouts += 1;
                             fl.cited.add(Cite::Timeout, m.number);
                         }
                         None => rq.s.triggers.unknown += 1,
@@ -2001,7 +2002,7 @@ impl Analyzer {
                 invalid_rd_request: r.naks[4],
             },
             rnr_naks: r.rnr,
-            timeouts: q.timeouts,
+            timeouts: q.triggers.timeout,
             cnp: r.cnp,
             ecn: report::Ecn {
                 not_ect: f.ecn[0],
@@ -2136,7 +2137,7 @@ mod tests {
         assert_eq!(f.first_psn(), Some(10));
         let rq = f.req();
         assert!(rq.ackreq.is_empty());
-        assert_eq!((rq.s.retx, rq.s.msgs.count), (3, 1));
+        assert_eq!((rq.s.retx, rq.s.msgs.count()), (3, 1));
         rq.close_message(64, Operation::SendOnly);
         assert_eq!(Analyzer::flow_report(&f).messages.count, 2);
     }
