@@ -2142,7 +2142,7 @@ mod tests {
         assert_eq!(Analyzer::flow_report(&f).messages.count, 2);
     }
 
-    /// An RC event from `src` to `dst`'s QP `qp` at `ts`.
+    /// An event with opcode `opcode` from `src` to `dst`'s QP `qp` at `ts` (an ACK for 0x11).
     fn rc(src: u8, dst: u8, qp: u32, opcode: u8, psn: u32, ts: u64) -> Event {
         let (s, d) = (Node::V4([10, 0, 0, src]), Node::V4([10, 0, 0, dst]));
         Event {
@@ -2167,15 +2167,9 @@ mod tests {
         }
     }
 
-    /// A CM message from `src` to `dst` (on QP 1).
+    /// A CM message from `src` to `dst` (UD SEND only to QP 1).
     fn cm(src: u8, dst: u8, ts: u64, m: CmMessage) -> Event {
         Event {
-            bth: Some(Bth {
-                opcode: 0x64, // UD SEND only
-                ackreq: false,
-                destqp: 1,
-                psn: 0,
-            }),
             cm: Some(Box::new(m)),
             ..rc(src, dst, 1, 0x64, 0, ts)
         }
