@@ -1383,19 +1383,16 @@ impl Analyzer {
                 fl.mac_changes += u64::from(fl.last_mac != 0);
                 fl.last_mac = e.eth_src;
             }
-            match e.icrc {
-                Some(IcrcStatus::Ok) => fl.icrc[0] += 1,
-                Some(IcrcStatus::Bad) => {
-                    fl.icrc[1] += 1;
+            if let Some(s) = e.icrc {
+                // `icrc` is indexed by `IcrcStatus`: ok, bad, truncated, unverifiable.
+                fl.icrc[s as usize] += 1;
+                if s == IcrcStatus::Bad {
                     fl.cited.add(Cite::Bad, m.number);
                 }
-                Some(IcrcStatus::Truncated) => fl.icrc[2] += 1,
-                Some(IcrcStatus::Unverifiable) => fl.icrc[3] += 1,
-                None => {}
             }
             if v2 && info.op != Operation::Cnp {
-                let ecn = e.ecn.unwrap_or(0);
-                fl.ecn[ecn as usize] += 1;
+                let ecn = e.ecn.unwrap_or(0) & 3;
+                fl.ecn[usize::from(ecn)] += 1;
                 if ecn == 3 {
                     bump(&mut self.tl.events[EV_CE], self.tl.cur, 1);
                 }
