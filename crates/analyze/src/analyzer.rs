@@ -1366,8 +1366,8 @@ impl Analyzer {
         let info = OpInfo::of(bth.opcode);
         let fi = self.flow(nodes, bth.destqp, e.v4_pair, e.flow_slot, m.ts_ns);
         let v2 = e.encap == Some(Encap::RoceV2);
+        let fl = &mut self.flows[fi];
         {
-            let fl = &mut self.flows[fi];
             fl.last_ts = m.ts_ns;
             fl.encap = e.encap;
             if fl.transport.is_none() {
@@ -1410,24 +1410,32 @@ impl Analyzer {
             Operation::Acknowledge | Operation::AtomicAcknowledge => self.ack(m, fi, e, bth),
             op if op.is_response() => self.read_response(m, fi, e, bth, op),
             _ if info.transport == Transport::Ud => {
-                let rq = self.flows[fi].req();
+                let rq = fl.req();
                 rq.close_message(u64::from(e.payload_len), info.op);
                 rq.s.unique_payload += u64::from(e.payload_len);
                 if let Some(cm) = e.cm.as_deref() {
                     self.cm_message(m, nodes.0, nodes.1, *cm);
                 }
             }
-            _ if info.known => self.request(m, fi, e, bth, info, v2),
+            _ if info.known => Self::request(fl, &mut self.tl, m, e, bth, info, v2),
             _ => {}
         }
     }
 
+    /// A request packet of flow `fl` (`tl`: the timeline, for retransmissions).
     #[inline(always)]
-    fn request(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: Bth, info: &OpInfo, v2: bool) {
+    fn request(
+        fl: &mut FlowState,
+        tl: &mut Timeline,
+        m: &PacketMeta,
+        e: &Event,
+        bth: Bth,
+        info: &OpInfo,
+        v2: bool,
+    ) {
         let ts = m.ts_ns;
         let is_read = info.op == Operation::ReadRequest;
         let ce = e.ecn == Some(3) && v2;
-        let fl = &mut self.flows[fi];
         fl.is_request_flow = true;
         let rq = fl.req.get();
         if v2 && bth.destqp > 1 && rq.s.sport.is_none() {
@@ -1456,7 +1464,7 @@ impl Analyzer {
                     rq.s.unique_payload += u64::from(e.payload_len);
                 }
                 fl.cited.add(Cite::Retx, m.number);
-                bump(&mut self.tl.events[EV_RETX], self.tl.cur, 1);
+                bump(&mut tl.events[EV_RETX], tl.cur, 1);
                 if !rq.in_retx {
                     rq.in_retx = true;
                     let has_peer = fl.peer != 0;
