@@ -877,6 +877,8 @@ pub struct Analyzer {
     cm_index: HashMap<(Node, u32), usize>,
     cm_peer: HashMap<(Node, u32), (Node, u32)>,
     cm_class: HashMap<(Node, u32), u8>,
+    /// [`Kind`] by opcode.
+    kinds: [Kind; 256],
     pub(crate) pfc: BTreeMap<([u8; 6], u8), PfcState>,
     pub(crate) pfc_frames: (u64, u64, u64),
     pub(crate) capture: report::Capture,
@@ -1138,6 +1140,34 @@ pub(crate) fn v4_pair(src: &Node, dst: &Node) -> u64 {
     }
 }
 
+/// What the analysis does with a packet, by opcode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Cnp,
+    /// ACK or atomic ACK.
+    Ack,
+    ReadResponse,
+    /// UD (sends, CM on QP 1).
+    Ud,
+    /// A known RC/UC/RD/XRC request.
+    Request,
+    /// Reserved and manufacturer-specific opcodes.
+    Other,
+}
+
+impl Kind {
+    fn of(info: &OpInfo) -> Self {
+        match info.op {
+            Operation::Cnp => Self::Cnp,
+            Operation::Acknowledge | Operation::AtomicAcknowledge => Self::Ack,
+            op if op.is_response() => Self::ReadResponse,
+            _ if info.transport == Transport::Ud => Self::Ud,
+            _ if info.known => Self::Request,
+            _ => Self::Other,
+        }
+    }
+}
+
 /// Slots of the direct-mapped cache in front of the flow index (a power of two).
 const FLOW_CACHE: usize = 1024;
 
@@ -1164,6 +1194,7 @@ impl Analyzer {
             cm_index: HashMap::default(),
             cm_peer: HashMap::default(),
             cm_class: HashMap::default(),
+            kinds: std::array::from_fn(|op| Kind::of(OpInfo::of(op as u8))),
             pfc: BTreeMap::new(),
             pfc_frames: (0, 0, 0),
             capture,
@@ -1405,11 +1436,12 @@ impl Analyzer {
                 }
             }
         }
-        match info.op {
-            Operation::Cnp => self.cnp(m, fi),
-            Operation::Acknowledge | Operation::AtomicAcknowledge => self.ack(m, fi, e, bth),
-            op if op.is_response() => self.read_response(m, fi, e, bth, op),
-            _ if info.transport == Transport::Ud => {
+        match self.kinds[usize::from(bth.opcode)] {
+            Kind::Request => Self::request(fl, &mut self.tl, m, e, bth, info, v2),
+            Kind::Cnp => self.cnp(m, fi),
+            Kind::Ack => self.ack(m, fi, e, bth),
+            Kind::ReadResponse => self.read_response(m, fi, e, bth, info.op),
+            Kind::Ud => {
                 let rq = fl.req();
                 rq.close_message(u64::from(e.payload_len), info.op);
                 rq.s.unique_payload += u64::from(e.payload_len);
@@ -1417,8 +1449,7 @@ impl Analyzer {
                     self.cm_message(m, nodes.0, nodes.1, *cm);
                 }
             }
-            _ if info.known => Self::request(fl, &mut self.tl, m, e, bth, info, v2),
-            _ => {}
+            Kind::Other => {}
         }
     }
 
