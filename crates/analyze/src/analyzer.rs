@@ -1375,7 +1375,7 @@ impl Analyzer {
     fn event_inline(&mut self, e: &Event) {
         self.slot(e.meta.ts_ns);
         let m = &e.meta;
-        if self.link_bps.is_none() {
+        if self.link_bps.is_none() && m.if_speed.is_some() {
             self.link_bps = m.if_speed;
         }
         if let Some(&(src, mc)) = e.macctl.as_deref() {
