@@ -449,7 +449,9 @@ enum Trigger {
 /// a slot's bucket lies an exact multiple of 2^32 buckets (11.9 hours) from the one asked about
 /// without having been overwritten since.
 #[derive(Debug, Default)]
+#[repr(C)]
 struct RateRing {
+    // The bucket being filled first: every request packet adds to it.
     now: (u64, u64),
     past: [(u32, u32); 16],
 }
@@ -496,15 +498,18 @@ impl RateRing {
 /// What a flow that carries requests keeps for its report: PSNs, messages, retransmissions
 /// and their triggers, latencies, and its send rate around CNPs.
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct ReqSum {
+    // What every request packet touches first, then what every message touches (`repr(C)`
+    // keeps this order, so a flow whose state moved to the other core brings few lines).
     pub psn: Option<Tracker>,
     pub first_psn: Option<u32>,
     pub sport: Option<u16>,
     /// Payload bytes of first copies (goodput).
     pub unique_payload: u64,
+    pub msgs: MsgStats,
     pub retx: u64,
     pub gap_filled: u64,
-    pub msgs: MsgStats,
     pub triggers: Triggers,
     ack_lat: Lat,
     read_lat: Lat,
@@ -534,20 +539,23 @@ impl ReqSum {
 /// The state of a flow that carries requests while its connection lives: the summary, and
 /// the outstanding requests, open message, pending trigger and recent rate behind it.
 #[derive(Debug, Default)]
+#[repr(C)]
 pub(crate) struct Req {
-    pub s: ReqSum,
-    msg_open: Option<(u64, Operation)>,
-    ackreq: VecDeque<(u32, u64)>,
-    reads: VecDeque<(u32, u64)>,
+    // Fields every request packet touches first, then the summary (its own hot fields
+    // first), then the rest (`repr(C)` keeps this order).
     in_retx: bool,
     prev_read: bool,
     pending: Option<Trigger>,
+    after_cnp: Option<(u64, u64)>,
+    msg_open: Option<(u64, Operation)>,
+    ackreq: VecDeque<(u32, u64)>,
+    pub s: ReqSum,
+    /// Bytes sent per 10 µs bucket lately, for the rate before a CNP.
+    recent: RateRing,
+    reads: VecDeque<(u32, u64)>,
     gap_open: Option<u64>,
     nak_ts: Option<u64>,
     ce_pending: Option<u64>,
-    /// Bytes sent per 10 µs bucket lately, for the rate before a CNP.
-    recent: RateRing,
-    after_cnp: Option<(u64, u64)>,
 }
 
 /// A flow's request state: none yet, live, or the summary alone once CM closed its connection
