@@ -29,9 +29,9 @@ pub const CRC16_VCRC: crc::Algorithm<u16> = crc::Algorithm {
 };
 static VCRC: crc::Crc<u16> = crc::Crc::<u16>::new(&CRC16_VCRC);
 
-/// Hashers with the seeds the ICRC starts from, built once: creating one detects the CPU's
-/// features, which cost as much as hashing an ACK.
-/// `ff8`: seeded with [`SEED_FF8`], else the plain CRC-32 start.
+/// A hasher seeded with [`SEED_FF8`] (`ff8`) or with the plain CRC-32 start. Both are built
+/// once and cloned: creating a hasher detects the CPU's features, which cost as much as
+/// hashing an ACK.
 fn seeded(ff8: bool) -> crc32fast::Hasher {
     static FF8: OnceLock<crc32fast::Hasher> = OnceLock::new();
     static PLAIN: OnceLock<crc32fast::Hasher> = OnceLock::new();
