@@ -737,7 +737,6 @@ pub(crate) struct FlowState {
     pub bytes: u64,
     pub payload_bytes: u64,
     pub last_ts: u64,
-    pub first_ts: u64,
     /// What only a flow that carries requests needs (most of a flow's size; a response or
     /// ACK flow has none).
     pub req: ReqState,
@@ -749,7 +748,6 @@ pub(crate) struct FlowState {
     pub opcodes: OpCounts,
     pub ecn: [u64; 4],
     pub icrc: [u64; 4],
-    pub mac_changes: u64,
     pub max_fm_payload: u32,
     pub max_payload: u32,
     /// [`mac_word`] of the last source MAC (0 before the first).
@@ -758,10 +756,13 @@ pub(crate) struct FlowState {
     pub encap: Option<Encap>,
     pub prio_mask: u8,
     pub is_request_flow: bool,
-    /// Connection class (index into `CLASSES`).
-    pub class: u8,
     /// The other flow of its connection, + 1 (0: none known).
     peer: u32,
+    // Rarely touched.
+    pub first_ts: u64,
+    pub mac_changes: u64,
+    /// Connection class (index into `CLASSES`).
+    pub class: u8,
     pub cited: Cited,
 }
 
