@@ -13,7 +13,10 @@ const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 const PCAPNG_SHB: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
 /// Records larger than this are treated as corruption rather than allocated.
 const MAX_RECORD: usize = 64 << 20;
-const INITIAL_BUF: usize = 1 << 20;
+/// The buffer's starting size, and so the first read's: the size of an `analyze` chunk, so the
+/// first chunk is no larger than the rest (a 1 MB first read made one batch of events four times
+/// the others' and kept it for the whole pass).
+const INITIAL_BUF: usize = 256 << 10;
 
 /// The container format of a capture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
