@@ -78,15 +78,17 @@ impl core::fmt::Display for DecodeError {
     }
 }
 
-/// The outcome of checking an ICRC or VCRC.
+/// The outcome of checking an ICRC or VCRC. The discriminants are fixed: counters indexed by
+/// status (`status as usize`, as `analyze` keeps them) rely on this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub enum IcrcStatus {
-    Ok,
-    Bad,
+    Ok = 0,
+    Bad = 1,
     /// The capture cut the frame before the CRC.
-    Truncated,
+    Truncated = 2,
     /// The CRC cannot be computed (IP fragment, IPv6 extension headers).
-    Unverifiable,
+    Unverifiable = 3,
 }
 
 impl IcrcStatus {
