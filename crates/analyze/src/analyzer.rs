@@ -797,7 +797,7 @@ impl FlowState {
     }
 
     /// Frees what only live traffic needs (histograms, queues), keeping every summary.
-    fn seal(&mut self) {
+    pub(crate) fn seal(&mut self) {
         if let Some(r) = &mut self.resp {
             r.ce_to_cnp.seal();
             r.cnp_interval.seal();

@@ -69,57 +69,166 @@ fn fmt_ns(ns: u64) -> String {
     }
 }
 
-struct Rule<'a> {
-    flows: &'a [report::Flow],
+/// At most this many flows are named in a finding.
+const NAMED: usize = 10;
+
+/// The name a finding gives a flow.
+fn flow_name(f: &report::Flow) -> String {
+    format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)
 }
 
-impl Rule<'_> {
-    fn names(&self, pick: impl Fn(&report::Flow) -> bool) -> Vec<String> {
-        self.flows
-            .iter()
-            .filter(|f| pick(f))
-            .take(10)
-            .map(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp))
-            .collect()
-    }
-}
+/// The first [`NAMED`] flows that match a rule's test.
+#[derive(Default)]
+struct Named(Vec<String>);
 
-/// The flows' reports in `order`. Summarising a live flow's latency histograms takes a few
-/// microseconds, so with many flows the second core does half of them.
-fn flow_reports(a: &Analyzer, order: &[usize]) -> Vec<report::Flow> {
-    let reports = |ix: &[usize]| -> Vec<report::Flow> {
-        ix.iter()
-            .map(|&i| Analyzer::flow_report(&a.flows[i]))
-            .collect()
-    };
-    if order.len() < 256 {
-        return reports(order);
-    }
-    let (first, second) = order.split_at(order.len() / 2);
-    std::thread::scope(|s| {
-        let other = s.spawn(|| reports(second));
-        let mut v = reports(first);
-        match other.join() {
-            Ok(rest) => v.extend(rest),
-            Err(panic) => std::panic::resume_unwind(panic),
+impl Named {
+    fn add_if(&mut self, yes: bool, f: &report::Flow) {
+        if yes && self.0.len() < NAMED {
+            self.0.push(flow_name(f));
         }
-        v
-    })
+    }
 }
 
-pub(crate) fn build(a: Analyzer) -> Report {
+/// What the rules need to know about the flows, gathered in one pass over their reports (a
+/// report is built per flow and dropped, never held for all of them).
+#[derive(Default)]
+struct Facts {
+    loss: Named,
+    timeout: Named,
+    rnr: Named,
+    remote_access: Named,
+    remote_operational: Named,
+    not_ect: Named,
+    icrc_bad: Named,
+    rnr_timers: BTreeSet<u32>,
+    /// (source, destination) of the flows that carry CNPs.
+    cnp_pairs: BTreeSet<(String, String)>,
+    /// Flows with CE marks: name, source, destination, CE marks.
+    ce: Vec<(String, String, String, u64)>,
+    /// Sum and count of the flows' CE → CNP medians and of their rates before and after CNPs.
+    ce_to_cnp: (u64, u64),
+    rate_before: (u64, u64),
+    rate_after: (u64, u64),
+    data_not_ect: u64,
+    /// Priorities PFC paused; flows on others: count, names, priorities.
+    paused: BTreeSet<u8>,
+    unprotected: (usize, Named, BTreeSet<u8>),
+    /// Request flows per UDP source port: count and names.
+    by_sport: BTreeMap<u16, (usize, Named)>,
+}
+
+impl Facts {
+    fn add(&mut self, f: &report::Flow) {
+        let c = &f.counters;
+        self.loss.add_if(
+            c.retransmitted_packets
+                + c.gap_filled_packets
+                + c.missing_packets
+                + c.naks.psn_sequence_error
+                > 0,
+            f,
+        );
+        self.timeout.add_if(c.timeouts > 0, f);
+        self.rnr.add_if(c.rnr_naks > 0, f);
+        self.remote_access.add_if(c.naks.remote_access_error > 0, f);
+        self.remote_operational
+            .add_if(c.naks.remote_operational_error > 0, f);
+        self.not_ect.add_if(c.ecn.not_ect > 0 && f.dest_qp > 1, f);
+        self.icrc_bad.add_if(c.icrc.bad > 0, f);
+        self.rnr_timers.extend(f.rnr_timer_us.iter().copied());
+        if c.cnp > 0 {
+            self.cnp_pairs.insert((f.src.clone(), f.dst.clone()));
+        }
+        if c.ecn.ce > 0 {
+            self.ce
+                .push((flow_name(f), f.src.clone(), f.dst.clone(), c.ecn.ce));
+        }
+        let mean_of = |m: &mut (u64, u64), yes: bool, v: u64| {
+            if yes {
+                m.0 += v;
+                m.1 += 1;
+            }
+        };
+        mean_of(
+            &mut self.ce_to_cnp,
+            f.ce_to_cnp_ns.count > 0,
+            f.ce_to_cnp_ns.p50,
+        );
+        mean_of(
+            &mut self.rate_before,
+            f.rate_before_cnp_bps > 0,
+            f.rate_before_cnp_bps,
+        );
+        mean_of(
+            &mut self.rate_after,
+            f.rate_after_cnp_bps > 0,
+            f.rate_after_cnp_bps,
+        );
+        if f.dest_qp > 1 {
+            self.data_not_ect += c.ecn.not_ect;
+        }
+        if f.priorities.iter().any(|p| !self.paused.contains(p)) {
+            let u = &mut self.unprotected;
+            u.0 += 1;
+            u.1.add_if(true, f);
+            u.2.extend(f.priorities.iter().filter(|p| !self.paused.contains(p)));
+        }
+        if let Some(sp) = f.udp_sport {
+            if matches!(f.transport.as_str(), "RC" | "UC" | "XRC" | "RD") {
+                let e = self.by_sport.entry(sp).or_default();
+                e.0 += 1;
+                e.1.add_if(true, f);
+            }
+        }
+    }
+}
+
+/// Seals every flow (latency histograms to their summaries, PSN windows dropped), which leaves
+/// its report unchanged and makes building it cheap. Summarising a live histogram takes a few
+/// microseconds, so with many flows the second core seals half of them.
+fn seal_all(flows: &mut [crate::analyzer::FlowState]) {
+    if flows.len() < 256 {
+        flows.iter_mut().for_each(|f| f.seal());
+        return;
+    }
+    let (first, second) = flows.split_at_mut(flows.len() / 2);
+    std::thread::scope(|s| {
+        let other = s.spawn(|| second.iter_mut().for_each(|f| f.seal()));
+        first.iter_mut().for_each(|f| f.seal());
+        if let Err(panic) = other.join() {
+            std::panic::resume_unwind(panic);
+        }
+    });
+}
+
+pub(crate) fn build(mut a: Analyzer) -> Report {
     let link = a.link_bps();
+    seal_all(&mut a.flows);
     let mut order: Vec<usize> = (0..a.flows.len()).collect();
     order.sort_by_key(|&i| a.flows[i].key);
-    let flows = flow_reports(&a, &order);
     let mut totals = Totals::default();
-    for f in &flows {
+    let mut facts = Facts {
+        paused: a
+            .pfc
+            .iter()
+            .filter(|(_, s)| s.episodes > 0)
+            .map(|(k, _)| k.1)
+            .collect(),
+        ..Facts::default()
+    };
+    let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
+    for &i in &order {
+        let f = Analyzer::flow_report(&a.flows[i]);
         add(&mut totals.counters, &f.counters);
         let t = &mut totals.retransmission_triggers;
         t.nak += f.retransmission_triggers.nak;
         t.rnr += f.retransmission_triggers.rnr;
         t.timeout += f.retransmission_triggers.timeout;
         t.unknown += f.retransmission_triggers.unknown;
+        for (k, v) in f.messages.size_histogram.iter() {
+            *sizes.entry(k).or_default() += v;
+        }
+        facts.add(&f);
     }
 
     // Connections: CM first, then pairs inferred from responses.
@@ -222,13 +331,13 @@ pub(crate) fn build(a: Analyzer) -> Report {
 
     let mut capture = a.capture.clone();
     capture.link_bps = link;
-    let findings = findings(&a, &flows, &totals, &connections, &pfc, &capture);
-    let timeline = timeline(&a, &flows);
+    let findings = findings(&a, facts, &totals, &connections, &pfc, &capture);
+    let timeline = timeline(&a, sizes);
     Report {
         schema: "rdmascope.analyze.v1",
         capture,
         totals,
-        flows,
+        flows: report::Flows::new(std::mem::take(&mut a.flows), order),
         connections,
         pfc,
         findings,
@@ -239,7 +348,7 @@ pub(crate) fn build(a: Analyzer) -> Report {
 /// The busiest flows drawn one by one in the throughput chart.
 const TOP_SERIES: usize = 8;
 
-fn timeline(a: &Analyzer, flows: &[report::Flow]) -> report::Timeline {
+fn timeline(a: &Analyzer, sizes: BTreeMap<u64, u64>) -> report::Timeline {
     use crate::analyzer::{CLASSES, MAX_BUCKETS};
     let len = a.tl.len.min(MAX_BUCKETS);
     let width = a.tl.width.max(1);
@@ -307,12 +416,6 @@ fn timeline(a: &Analyzer, flows: &[report::Flow]) -> report::Timeline {
                 .collect(),
         })
         .collect();
-    let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
-    for f in flows {
-        for (k, v) in f.messages.size_histogram.iter() {
-            *sizes.entry(k).or_default() += v;
-        }
-    }
     report::Timeline {
         start_ns: start,
         bucket_ns: width,
@@ -327,13 +430,12 @@ fn timeline(a: &Analyzer, flows: &[report::Flow]) -> report::Timeline {
 
 fn findings(
     a: &Analyzer,
-    flows: &[report::Flow],
+    facts: Facts,
     totals: &Totals,
     conns: &[Connection],
     pfc: &report::Pfc,
     cap: &report::Capture,
 ) -> Vec<Finding> {
-    let r = Rule { flows };
     let t = &totals.counters;
     let mut out = Vec::new();
     let span = cap.last_ts_ns.saturating_sub(cap.first_ts_ns).max(1);
@@ -377,7 +479,7 @@ fn findings(
                 format!("missing_packets = {}", t.missing_packets),
                 format!("retransmission triggers: NAK {}, RNR {}, timeout {}, unknown {}", totals.retransmission_triggers.nak, totals.retransmission_triggers.rnr, totals.retransmission_triggers.timeout, totals.retransmission_triggers.unknown),
             ],
-            r.names(|f| f.counters.retransmitted_packets + f.counters.gap_filled_packets + f.counters.missing_packets + f.counters.naks.psn_sequence_error > 0),
+            facts.loss.0,
             frames_of(Cite::Retx),
             "The \"lossless\" network drops packets, and RC recovers with go-back-N, so every loss resends everything after it. Check that PFC is enabled for the RDMA priority on every NIC and switch port on the path and that buffers/headroom are sized for the cable length; look for link errors (symbol/FCS errors) and for drops in the NIC counters (out_of_sequence, packet_seq_err, rx_discards_phy).",
         );
@@ -388,36 +490,35 @@ fn findings(
             "transport.timeout",
             format!("{} retransmission bursts started after the ACK timeout, with no NAK seen", t.timeouts),
             vec![format!("timeouts = {}", t.timeouts), format!("duplicate_acks = {}", t.duplicate_acks)],
-            r.names(|f| f.counters.timeouts > 0),
+            facts.timeout.0,
             frames_of(Cite::Timeout),
             "The requester waited out its local ACK timeout: the tail of a message or its ACKs were lost, so no NAK could say what was missing. Fix the loss (see PFC and link health); a timeout stalls the QP for 4.096 µs × 2^timeout, so keep the QP timeout (NCCL_IB_TIMEOUT, rdma_set_option) reasonable rather than huge.",
         );
     }
     if t.rnr_naks > 0 {
-        let timers: BTreeSet<u32> = flows
-            .iter()
-            .flat_map(|f| f.rnr_timer_us.iter().copied())
-            .collect();
+        let timers = &facts.rnr_timers;
         push(
             Severity::Warning,
             "transport.rnr",
             format!("The receiver was not ready {} times (RNR NAK): a SEND arrived with no receive buffer posted", t.rnr_naks),
             vec![format!("rnr_naks = {}", t.rnr_naks), format!("RNR timers (µs): {}", timers.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))],
-            r.names(|f| f.counters.rnr_naks > 0),
+            facts.rnr.0,
             frames_of(Cite::Rnr),
             "The responder application does not keep enough receive WQEs posted. Post receives earlier and deeper (or use an SRQ), and make the sender wait less per retry with a smaller min_rnr_timer; rnr_retry 7 retries forever.",
         );
     }
-    for (code, n, name) in [
+    for (code, n, name, named) in [
         (
             "transport.remote_access_error",
             t.naks.remote_access_error,
             "remote access error",
+            facts.remote_access.0,
         ),
         (
             "transport.remote_operational_error",
             t.naks.remote_operational_error,
             "remote operational error",
+            facts.remote_operational.0,
         ),
     ] {
         if n > 0 {
@@ -426,13 +527,7 @@ fn findings(
                 code,
                 format!("{n} NAKs with {name}"),
                 vec![format!("NAK {name}: {n}")],
-                r.names(|f| {
-                    if code.ends_with("access_error") {
-                        f.counters.naks.remote_access_error > 0
-                    } else {
-                        f.counters.naks.remote_operational_error > 0
-                    }
-                }),
+                named,
                 frames_of(Cite::Err),
                 if code.ends_with("access_error") {
                     "The responder refused an RDMA access: wrong R_Key, an address outside the registered memory region, or missing access rights (IBV_ACCESS_REMOTE_WRITE/READ). The QP goes to the error state; check the memory registration and the keys exchanged."
@@ -443,43 +538,14 @@ fn findings(
         }
     }
     // ECN and CNPs: CE marks answered by CNPs from the receiver, or not.
-    let cnp_pairs: BTreeSet<(&str, &str)> = flows
-        .iter()
-        .filter(|f| f.counters.cnp > 0)
-        .map(|f| (f.src.as_str(), f.dst.as_str()))
-        .collect();
-    let ce: Vec<&report::Flow> = flows.iter().filter(|f| f.counters.ecn.ce > 0).collect();
-    let answered: Vec<&&report::Flow> = ce
-        .iter()
-        .filter(|f| cnp_pairs.contains(&(f.dst.as_str(), f.src.as_str())))
-        .collect();
-    let unanswered: Vec<&&report::Flow> = ce
-        .iter()
-        .filter(|f| !cnp_pairs.contains(&(f.dst.as_str(), f.src.as_str())))
-        .collect();
+    let answers =
+        |f: &&(String, String, String, u64)| facts.cnp_pairs.contains(&(f.2.clone(), f.1.clone()));
+    let answered: Vec<&(String, String, String, u64)> = facts.ce.iter().filter(answers).collect();
+    let unanswered: Vec<&(String, String, String, u64)> =
+        facts.ce.iter().filter(|f| !answers(f)).collect();
     if !answered.is_empty() {
-        let lat: Vec<u64> = flows
-            .iter()
-            .filter(|f| f.ce_to_cnp_ns.count > 0)
-            .map(|f| f.ce_to_cnp_ns.p50)
-            .collect();
-        let before: Vec<u64> = flows
-            .iter()
-            .filter(|f| f.rate_before_cnp_bps > 0)
-            .map(|f| f.rate_before_cnp_bps)
-            .collect();
-        let after: Vec<u64> = flows
-            .iter()
-            .filter(|f| f.rate_after_cnp_bps > 0)
-            .map(|f| f.rate_after_cnp_bps)
-            .collect();
-        let mean = |v: &[u64]| {
-            if v.is_empty() {
-                0
-            } else {
-                v.iter().sum::<u64>() / v.len() as u64
-            }
-        };
+        let mean = |(sum, n): (u64, u64)| sum.checked_div(n).unwrap_or(0);
+        let (lat, before, after) = (facts.ce_to_cnp, facts.rate_before, facts.rate_after);
         push(
             Severity::Info,
             "congestion.ecn",
@@ -487,10 +553,10 @@ fn findings(
             vec![
                 format!("ecn.ce = {} of {} RoCEv2 packets", t.ecn.ce, t.ecn.ce + t.ecn.ect0 + t.ecn.ect1 + t.ecn.not_ect),
                 format!("cnp = {}", t.cnp),
-                format!("CE → CNP (median of flows): {}", fmt_ns(mean(&lat))),
-                format!("sender rate before / after CNPs: {:.1} / {:.1} Gb/s", mean(&before) as f64 / 1e9, mean(&after) as f64 / 1e9),
+                format!("CE → CNP (median of flows): {}", fmt_ns(mean(lat))),
+                format!("sender rate before / after CNPs: {:.1} / {:.1} Gb/s", mean(before) as f64 / 1e9, mean(after) as f64 / 1e9),
             ],
-            answered.iter().take(10).map(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)).collect(),
+            answered.iter().take(NAMED).map(|f| f.0.clone()).collect(),
             frames_of(Cite::Ce),
             "Switches mark packets because queues build up (incast or oversubscription), and the senders slow down on CNPs as DCQCN intends. If throughput suffers, look for many-to-one traffic patterns, and check that the ECN thresholds (Kmin/Kmax) sit well below the PFC XOFF threshold.",
         );
@@ -500,18 +566,14 @@ fn findings(
             Severity::Warning,
             "congestion.ce_without_cnp",
             format!("{} flows receive CE-marked packets but their receivers send no CNP", unanswered.len()),
-            unanswered.iter().take(5).map(|f| format!("{} > {} qp 0x{:06x}: {} CE marks, 0 CNPs back", f.src, f.dst, f.dest_qp, f.counters.ecn.ce)).collect(),
-            unanswered.iter().take(10).map(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)).collect(),
+            unanswered.iter().take(5).map(|f| format!("{}: {} CE marks, 0 CNPs back", f.0, f.3)).collect(),
+            unanswered.iter().take(NAMED).map(|f| f.0.clone()).collect(),
             frames_of(Cite::Ce),
             "The receiving NIC does not act as a DCQCN notification point, so senders never slow down and congestion turns into PFC pauses or drops. Enable ECN/CNP generation on the receivers for the RDMA priority (mlx5: /sys/class/net/<if>/ecn/roce_np/enable/<prio> = 1) and check the CNP DSCP/priority.",
         );
     }
     // Data only: CM MADs on QP1 are commonly sent Not-ECT.
-    let data_not_ect: u64 = flows
-        .iter()
-        .filter(|f| f.dest_qp > 1)
-        .map(|f| f.counters.ecn.not_ect)
-        .sum();
+    let data_not_ect = facts.data_not_ect;
     if data_not_ect > 0 {
         let ecn_in_use = t.ecn.ect0 + t.ecn.ect1 + t.ecn.ce > 0 || t.cnp > 0;
         push(
@@ -523,7 +585,7 @@ fn findings(
                 format!("No RoCEv2 packet is ECN-capable ({data_not_ect} Not-ECT data packets): DCQCN congestion control is not in use")
             },
             vec![format!("ecn: not_ect {}, ect0 {}, ect1 {}, ce {}", t.ecn.not_ect, t.ecn.ect0, t.ecn.ect1, t.ecn.ce)],
-            r.names(|f| f.counters.ecn.not_ect > 0 && f.dest_qp > 1),
+            facts.not_ect.0,
             frames_of(Cite::NotEct),
             "Switches cannot mark Not-ECT packets, so these senders never get CNPs and only PFC (or loss) stops them. Enable RoCE congestion control on the senders (mlx5: ecn/roce_rp/enable/<prio> = 1; Soft-RoCE has none) and make sure the traffic class sets an ECT code point.",
         );
@@ -567,23 +629,10 @@ fn findings(
             "A device keeps refreshing XOFF without releasing: a stuck receiver (host not draining its RX ring) or a deadlock of paused queues, which can freeze the whole fabric. Enable the PFC storm / watchdog protection on switches and NICs (e.g. mlx5 pfc_stall_prevention), find the source MAC, and fix the host or port behind it.",
         );
     }
-    let paused: BTreeSet<u8> = a
-        .pfc
-        .iter()
-        .filter(|(_, s)| s.episodes > 0)
-        .map(|(k, _)| k.1)
-        .collect();
+    let paused = &facts.paused;
     if !paused.is_empty() && !paused.contains(&255) {
-        let unprotected: Vec<&report::Flow> = flows
-            .iter()
-            .filter(|f| f.priorities.iter().any(|p| !paused.contains(p)))
-            .collect();
-        if !unprotected.is_empty() {
-            let prios: BTreeSet<u8> = unprotected
-                .iter()
-                .flat_map(|f| f.priorities.iter().copied())
-                .filter(|p| !paused.contains(p))
-                .collect();
+        let (unprotected, named, prios) = facts.unprotected;
+        if unprotected > 0 {
             push(
                 Severity::Critical,
                 "pfc.priority_mismatch",
@@ -592,8 +641,8 @@ fn findings(
                     prios.iter().map(u8::to_string).collect::<Vec<_>>().join(", "),
                     paused.iter().map(u8::to_string).collect::<Vec<_>>().join(", ")
                 ),
-                vec![format!("{} flows on unprotected priorities", unprotected.len())],
-                unprotected.iter().take(10).map(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)).collect(),
+                vec![format!("{unprotected} flows on unprotected priorities")],
+                named.0,
                 vec![],
                 "That traffic is not lossless: switches drop it under congestion. Make the RDMA traffic class map to the PFC-enabled priority: set the DSCP (or VLAN PCP) the application uses (rdma_set_option ToS, NCCL_IB_TC, cma_roce_tos) and the NIC trust mode (mlnx_qos --trust dscp) to match the switch's PFC priority.",
             );
@@ -646,30 +695,23 @@ fn findings(
             "icrc.bad",
             format!("{} packets carry a bad ICRC: the receiving HCA drops them silently", t.icrc.bad),
             vec![format!("icrc: ok {}, bad {}, truncated {}, unverifiable {}", t.icrc.ok, t.icrc.bad, t.icrc.truncated, t.icrc.unverifiable)],
-            r.names(|f| f.counters.icrc.bad > 0),
+            facts.icrc_bad.0,
             frames_of(Cite::Bad),
             "The invariant CRC covers everything a router may not change, so a mismatch means corruption on a link or a middlebox rewriting a covered field (an ECMP/NAT device changing the UDP source port or IP addresses). Check link error counters along the path and anything that rewrites RoCE packets.",
         );
     }
-    let mut by_sport: BTreeMap<u16, Vec<&report::Flow>> = BTreeMap::new();
-    for f in flows {
-        if let Some(sp) = f.udp_sport {
-            if matches!(f.transport.as_str(), "RC" | "UC" | "XRC" | "RD") {
-                by_sport.entry(sp).or_default().push(f);
-            }
-        }
-    }
-    if let Some((sp, fl)) = by_sport
+    if let Some((sp, (n, named))) = facts
+        .by_sport
         .iter()
-        .max_by_key(|(_, v)| v.len())
-        .filter(|(_, v)| v.len() >= 3)
+        .max_by_key(|(_, v)| v.0)
+        .filter(|(_, v)| v.0 >= 3)
     {
         push(
             Severity::Warning,
             "ecmp.single_udp_sport",
-            format!("{} RDMA flows all use UDP source port {sp}: ECMP hashes them onto one path", fl.len()),
-            vec![format!("UDP source port {sp}: {} request flows", fl.len())],
-            fl.iter().take(10).map(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)).collect(),
+            format!("{n} RDMA flows all use UDP source port {sp}: ECMP hashes them onto one path"),
+            vec![format!("UDP source port {sp}: {n} request flows")],
+            named.0.clone(),
             vec![],
             "RoCEv2 takes its entropy from the UDP source port. With one port for every QP, all flows between two racks share one ECMP path and the others idle. Let the NIC derive the source port per QP (the Linux default, from the flow label) and check nothing rewrites it.",
         );
@@ -737,36 +779,47 @@ fn findings(
 mod tests {
     use super::*;
     use crate::analyzer::{Bth, Config, Event};
+    use rdmascope_wire::ext::Aeth;
 
-    /// Half the reports computed on another thread come back in order, equal to computing all
-    /// of them on one.
+    /// Sealing every flow, half of them on another thread, changes no flow's report: the
+    /// latencies (few samples and histograms alike) keep their summaries.
     #[test]
-    fn flow_reports_on_two_threads_keep_the_order() {
+    fn sealing_on_two_threads_keeps_every_report() {
         let mut a = Analyzer::new(Config::default());
-        for qp in 0..1000u32 {
-            let mut e = Event::default();
-            e.meta.number = u64::from(qp) + 1;
-            e.meta.ts_ns = u64::from(qp) * 1000;
-            e.meta.orig_len = 100 + qp % 7;
-            e.bth = Some(Bth {
-                opcode: 0x04,
-                ackreq: qp % 3 == 0,
-                destqp: 0x100 + qp,
-                psn: qp,
-            });
-            e.nodes = Some((
-                Node::V4([10, 0, 0, 1]),
-                Node::V4([10, 0, 0, (qp % 5) as u8]),
-            ));
-            a.event(&e);
+        let mut n = 0u64;
+        // Requests with AckReq from 10.0.0.1, each ACKed; 100 flows get more than 32 samples.
+        for psn in 0..40u32 {
+            for qp in 0..1000u32 {
+                if qp >= 100 && psn >= 10 {
+                    continue;
+                }
+                let (x, y) = (
+                    Node::V4([10, 0, 0, 1]),
+                    Node::V4([10, 0, 0, (qp % 5) as u8 + 2]),
+                );
+                for ack in [false, true] {
+                    n += 1;
+                    let mut e = Event::default();
+                    e.meta.number = n;
+                    e.meta.ts_ns = n * 1000 + u64::from(qp % 7) * 100;
+                    e.meta.orig_len = 100;
+                    e.bth = Some(Bth {
+                        opcode: if ack { 0x11 } else { 0x04 },
+                        ackreq: !ack,
+                        destqp: if ack { 0x8000 + qp } else { 0x100 + qp },
+                        psn,
+                    });
+                    e.aeth = ack.then(|| Aeth::parse(&[0, 0, 0, 1]).unwrap());
+                    e.nodes = Some(if ack { (y, x) } else { (x, y) });
+                    a.event(&e);
+                }
+            }
         }
-        let order: Vec<usize> = (0..a.flows.len()).rev().collect();
-        let one: Vec<report::Flow> = order
-            .iter()
-            .map(|&i| Analyzer::flow_report(&a.flows[i]))
-            .collect();
-        let two = flow_reports(&a, &order);
-        assert_eq!(two.len(), 1000);
-        assert_eq!(format!("{two:?}"), format!("{one:?}"));
+        let live: Vec<report::Flow> = a.flows.iter().map(Analyzer::flow_report).collect();
+        assert_eq!(live.len(), 2000);
+        assert!(live.iter().any(|f| f.ack_latency_ns.count > 32));
+        seal_all(&mut a.flows);
+        let sealed: Vec<report::Flow> = a.flows.iter().map(Analyzer::flow_report).collect();
+        assert_eq!(format!("{sealed:?}"), format!("{live:?}"));
     }
 }

@@ -6,6 +6,8 @@ use std::ops::AddAssign;
 
 use serde::{Serialize, Serializer};
 
+use crate::analyzer::{Analyzer, FlowState};
+
 /// A map with few keys kept as a list sorted by key, serialised as a JSON object. A flow
 /// counts a handful of opcodes and message sizes; a `BTreeMap` node for each would cost several
 /// times the entries.
@@ -288,13 +290,63 @@ pub struct Timeline {
     pub message_sizes: Vec<(u64, u64)>,
 }
 
+/// The flows, in (source, destination, destination QP) order. Each flow's [`Flow`] is built
+/// when asked for, from its analysis state (sealed at the end of the pass), so a report never
+/// holds every flow's report at once: the JSON output streams them. A flow's report with its
+/// strings and lists is about 1 KB, more than its sealed state.
+pub struct Flows {
+    states: Vec<FlowState>,
+    order: Vec<usize>,
+}
+
+impl Flows {
+    /// `states` reported in the order of the indexes in `order`.
+    pub(crate) fn new(states: Vec<FlowState>, order: Vec<usize>) -> Self {
+        Self { states, order }
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Each flow's report, built as the iterator reaches it.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Flow> + '_ {
+        self.order
+            .iter()
+            .map(|&i| Analyzer::flow_report(&self.states[i]))
+    }
+
+    /// The report of the `i`-th flow.
+    pub fn get(&self, i: usize) -> Option<Flow> {
+        self.order
+            .get(i)
+            .map(|&k| Analyzer::flow_report(&self.states[k]))
+    }
+}
+
+impl std::fmt::Debug for Flows {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl Serialize for Flows {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
 /// The whole report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Serialize)]
 pub struct Report {
     pub schema: &'static str,
     pub capture: Capture,
     pub totals: Totals,
-    pub flows: Vec<Flow>,
+    pub flows: Flows,
     pub connections: Vec<Connection>,
     pub pfc: Pfc,
     pub findings: Vec<Finding>,

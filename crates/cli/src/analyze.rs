@@ -232,7 +232,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<()> {
             .with_context(|| format!("cannot write {path}"))?;
     }
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     if a.json {
         crate::jsonfmt::to_writer(&mut out, &report)?;
         writeln!(out)?;
@@ -292,6 +292,8 @@ fn finding(s: &mut String, f: &Finding) {
 
 /// The text report: summary, findings (most severe first), connections and flows.
 pub fn render_text(r: &Report, top: usize) -> String {
+    // The text shows flows more than once: build each flow's report once.
+    let flows: Vec<rdmascope_analyze::report::Flow> = r.flows.iter().collect();
     let c = &r.capture;
     let t = &r.totals.counters;
     let span = c.last_ts_ns.saturating_sub(c.first_ts_ns);
@@ -363,7 +365,7 @@ pub fn render_text(r: &Report, top: usize) -> String {
             "retx", "NAK", "RNR", "CNP", "CE", "ACK p50", "ACK p99",
         ]);
         let flow = |src: &str, dst: &str, qp: u32| {
-            r.flows
+            flows
                 .iter()
                 .find(|f| f.src == src && f.dst == dst && f.dest_qp == qp)
         };
@@ -446,9 +448,9 @@ pub fn render_text(r: &Report, top: usize) -> String {
         "CE",
         "ICRC bad",
     ]);
-    let mut flows: Vec<&rdmascope_analyze::report::Flow> = r.flows.iter().collect();
-    flows.sort_by_key(|f| std::cmp::Reverse(f.counters.bytes));
-    for f in flows.iter().take(top) {
+    let mut sorted: Vec<&rdmascope_analyze::report::Flow> = flows.iter().collect();
+    sorted.sort_by_key(|f| std::cmp::Reverse(f.counters.bytes));
+    for f in sorted.iter().take(top) {
         let k = &f.counters;
         tb.add_row(vec![
             Cell::new(&f.src),
@@ -471,8 +473,8 @@ pub fn render_text(r: &Report, top: usize) -> String {
     }
     s.push_str(&format!(
         "Flows ({}, top {} by bytes):\n{tb}\n",
-        r.flows.len(),
-        top.min(r.flows.len())
+        flows.len(),
+        top.min(flows.len())
     ));
     s
 }

@@ -290,6 +290,8 @@ fn cell(s: &mut String, text: &str, v: Option<f64>) {
 
 /// The whole page.
 pub fn render(r: &Report) -> String {
+    // The page shows flows more than once: build each flow's report once.
+    let flows: Vec<rdmascope_analyze::report::Flow> = r.flows.iter().collect();
     let c = &r.capture;
     let t = &r.totals.counters;
     let mut s = String::with_capacity(256 * 1024);
@@ -342,7 +344,7 @@ pub fn render(r: &Report) -> String {
 
     // Flow anchors: findings link to the flows table.
     let anchor = |name: &str| -> Option<usize> {
-        r.flows
+        flows
             .iter()
             .take(MAX_ROWS)
             .position(|f| format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp) == name)
@@ -495,7 +497,7 @@ pub fn render(r: &Report) -> String {
     }
     s.push_str("</tr></thead><tbody>");
     let flow = |src: &str, dst: &str, qp: u32| {
-        r.flows
+        flows
             .iter()
             .find(|f| f.src == src && f.dst == dst && f.dest_qp == qp)
     };
@@ -578,7 +580,7 @@ pub fn render(r: &Report) -> String {
         let _ = write!(s, "<th>{h}</th>");
     }
     s.push_str("</tr></thead><tbody>");
-    for (i, f) in r.flows.iter().take(MAX_ROWS).enumerate() {
+    for (i, f) in flows.iter().take(MAX_ROWS).enumerate() {
         let k = &f.counters;
         let _ = write!(s, "<tr id=\"flow-{i}\">");
         cell(&mut s, &f.src, None);
@@ -612,11 +614,11 @@ pub fn render(r: &Report) -> String {
         s.push_str("</tr>");
     }
     s.push_str("</tbody></table>");
-    if r.flows.len() > MAX_ROWS {
+    if flows.len() > MAX_ROWS {
         let _ = write!(
             s,
             "<p class=\"note\">{} more flows in the JSON report.</p>",
-            r.flows.len() - MAX_ROWS
+            flows.len() - MAX_ROWS
         );
     }
     let _ = writeln!(s, "</section><script>{JS}</script></body></html>");
