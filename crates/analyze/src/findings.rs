@@ -188,13 +188,13 @@ impl Facts {
 /// microseconds, so with many flows the second core seals half of them.
 fn seal_all(flows: &mut [crate::analyzer::FlowState]) {
     if flows.len() < 256 {
-        flows.iter_mut().for_each(|f| f.seal());
+        flows.iter_mut().for_each(|f| f.summarise());
         return;
     }
     let (first, second) = flows.split_at_mut(flows.len() / 2);
     std::thread::scope(|s| {
-        let other = s.spawn(|| second.iter_mut().for_each(|f| f.seal()));
-        first.iter_mut().for_each(|f| f.seal());
+        let other = s.spawn(|| second.iter_mut().for_each(|f| f.summarise()));
+        first.iter_mut().for_each(|f| f.summarise());
         if let Err(panic) = other.join() {
             std::panic::resume_unwind(panic);
         }

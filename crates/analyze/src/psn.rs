@@ -159,6 +159,36 @@ impl Tracker {
         self.sealed = true;
     }
 
+    /// Packs a sealed tracker (its window is empty): the highest PSN comes first, so
+    /// [`Tracker::packed_highest`] reads it alone.
+    pub(crate) fn pack(&self, w: &mut crate::pack::Writer) {
+        debug_assert!(self.words.is_empty(), "only a sealed tracker is packed");
+        w.u(u64::from(self.init) | u64::from(self.shadow) << 1 | u64::from(self.sealed) << 2);
+        w.u(u64::from(self.highest));
+        w.u(u64::from(self.base));
+        w.u(self.missing_out);
+    }
+
+    pub(crate) fn unpack(r: &mut crate::pack::Reader<'_>) -> Self {
+        let flags = r.u();
+        Self {
+            init: flags & 1 != 0,
+            shadow: flags & 2 != 0,
+            sealed: flags & 4 != 0,
+            highest: r.u32(),
+            base: r.u32(),
+            missing_out: r.u(),
+            words: VecDeque::new(),
+        }
+    }
+
+    /// [`Tracker::highest`] of a packed tracker.
+    pub(crate) fn packed_highest(r: &mut crate::pack::Reader<'_>) -> Option<u32> {
+        let init = r.u() & 1 != 0;
+        let highest = r.u32();
+        init.then_some(highest)
+    }
+
     /// PSNs between the first and the highest never seen (READ-consumed ones excepted).
     pub fn missing(&self) -> u64 {
         if !self.init {
