@@ -260,15 +260,15 @@ impl Batch {
 /// Latencies above this (100 s) are recorded as this.
 const MAX_LATENCY_NS: u64 = 100_000_000_000;
 
-/// Latency samples kept as they are before a histogram pays for itself: most flows see few
-/// NAKs, CNPs or even ACKs, and a histogram is about 16 KB.
-const FEW: usize = 32;
+/// Latency samples kept as they are before a histogram takes over: most flows see few NAKs,
+/// CNPs or even ACKs, and a histogram is about 16 KB, eight times this many samples.
+const FEW: usize = 256;
 
-/// The first samples of a latency (clamped as a histogram records them).
+/// The first samples of a latency (clamped as a histogram records them), in a list that grows
+/// with them.
 #[derive(Debug, Clone)]
 struct Few {
-    n: usize,
-    v: [u64; FEW],
+    v: Vec<u64>,
 }
 
 /// A latency: its first [`FEW`] samples, then a histogram (2 significant digits from 1 ns to
@@ -293,8 +293,8 @@ thread_local! {
 /// count / p50 / p99 / max of a few samples, as a histogram fed them gives them: the sample at
 /// the quantile's rank (the same rounding as `value_at_quantile`) or the largest, each raised to
 /// the top of its bucket (`highest_equivalent`). No 16 KB histogram to clear and scan.
-fn summarise_few(mut v: [u64; FEW], n: usize) -> Latency {
-    let s = &mut v[..n.min(FEW)];
+fn summarise_few(v: &[u64]) -> Latency {
+    let mut s = v.to_vec();
     s.sort_unstable();
     let Some(&max) = s.last() else {
         return Latency::default();
@@ -337,14 +337,13 @@ impl Lat {
         let v = v.clamp(1, MAX_LATENCY_NS);
         match self {
             Self::Empty => {
-                let mut f = Few { n: 1, v: [0; FEW] };
-                f.v[0] = v;
+                let mut f = Few {
+                    v: Vec::with_capacity(4),
+                };
+                f.v.push(v);
                 *self = Self::Few(Box::new(f));
             }
-            Self::Few(f) if f.n < FEW => {
-                f.v[f.n] = v;
-                f.n += 1;
-            }
+            Self::Few(f) if f.v.len() < FEW => f.v.push(v),
             Self::Few(f) => {
                 let mut h = latency_histogram();
                 for &x in &f.v {
@@ -359,7 +358,7 @@ impl Lat {
     }
     fn summary(&self) -> Latency {
         match self {
-            Self::Few(f) => summarise_few(f.v, f.n),
+            Self::Few(f) => summarise_few(&f.v),
             Self::Live(h) => summarise(h),
             Self::Done(l) => **l,
             Self::Empty => Latency::default(),
@@ -2562,13 +2561,11 @@ mod tests {
                 1..=FEW,
             ),
         ) {
-            let mut a = [0u64; FEW];
-            a[..v.len()].copy_from_slice(&v);
             let mut h = latency_histogram();
             for &x in &v {
                 h.saturating_record(x);
             }
-            proptest::prop_assert_eq!(summarise_few(a, v.len()), summarise(&h));
+            proptest::prop_assert_eq!(summarise_few(&v), summarise(&h));
         }
     }
 
