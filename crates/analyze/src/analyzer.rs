@@ -438,17 +438,17 @@ pub(crate) struct Cited {
     /// 16 bytes more.
     #[allow(clippy::box_collection)]
     frames: Option<Box<Vec<u64>>>,
-    /// Kinds that have their [`SAMPLES`] frames.
-    full: u8,
 }
 
 impl Cited {
     const KIND_SHIFT: u32 = 56;
 
+    /// Cites frame `n` as `kind`; `full` holds the kinds that have their [`SAMPLES`] frames
+    /// (kept in the flow, beside its other bytes).
     #[inline]
-    fn add(&mut self, kind: Cite, n: u64) {
+    fn add(&mut self, full: &mut u8, kind: Cite, n: u64) {
         let bit = 1u8 << kind as u8;
-        if self.full & bit != 0 {
+        if *full & bit != 0 {
             return;
         }
         let tag = (kind as u64) << Self::KIND_SHIFT;
@@ -456,7 +456,7 @@ impl Cited {
             .get_or_insert_with(Box::default)
             .push(tag | (n & ((1 << Self::KIND_SHIFT) - 1)));
         if self.of(kind).count() == SAMPLES {
-            self.full |= bit;
+            *full |= bit;
         }
     }
 
@@ -914,8 +914,9 @@ pub(crate) struct FlowState {
     pub tput: Series,
     /// Packets per opcode.
     pub opcodes: OpCounts,
-    pub ecn: [u64; 4],
-    pub icrc: [u64; 4],
+    /// Packets per ECN code point and per [`IcrcStatus`], the low 32 bits (see `wide`).
+    ecn: [u32; 4],
+    icrc: [u32; 4],
     pub max_fm_payload: u32,
     pub max_payload: u32,
     /// [`mac_word`] of the last source MAC (0 before the first).
@@ -924,14 +925,21 @@ pub(crate) struct FlowState {
     pub encap: Option<Encap>,
     pub prio_mask: u8,
     pub is_request_flow: bool,
+    /// Connection class (index into `CLASSES`).
+    pub class: u8,
+    /// The opcode word counted last ([`OpCounts::count`]).
+    op_last: u8,
+    /// The kinds cited in full ([`Cited::add`]).
+    cited_full: u8,
     /// The other flow of its connection, + 1 (0: none known).
     peer: u32,
     // Rarely touched.
     pub first_ts: u64,
     pub mac_changes: u64,
-    /// Connection class (index into `CLASSES`).
-    pub class: u8,
     pub cited: Cited,
+    /// What `ecn` and `icrc` carried past 32 bits (ECN first, then ICRC): a flow reaches
+    /// 2^32 packets only in the longest captures, so the eight words are boxed.
+    wide: Option<Box<[u64; 8]>>,
 }
 
 impl FlowState {
@@ -947,6 +955,9 @@ impl FlowState {
             opcodes: OpCounts::default(),
             ecn: [0; 4],
             icrc: [0; 4],
+            op_last: 0,
+            cited_full: 0,
+            wide: None,
             first_ts: ts,
             req: ReqState::default(),
             resp: None,
@@ -962,6 +973,34 @@ impl FlowState {
             class: 0,
             cited: Cited::default(),
         }
+    }
+
+    /// Cites frame `n` as `kind` (the first [`SAMPLES`] of each kind).
+    #[inline]
+    fn cite(&mut self, kind: Cite, n: u64) {
+        self.cited.add(&mut self.cited_full, kind, n);
+    }
+
+    /// Counts a packet in `ecn` (`wide` at 0) or `icrc` (`wide` at 4) slot `i`.
+    #[inline]
+    fn count4(low: &mut [u32; 4], wide: &mut Option<Box<[u64; 8]>>, at: usize, i: usize) {
+        match low[i].checked_add(1) {
+            Some(v) => low[i] = v,
+            None => {
+                low[i] = 0;
+                wide.get_or_insert_with(Box::default)[at + i] += 1 << 32;
+            }
+        }
+    }
+
+    /// Packets with ECN code point `i` (Not-ECT, ECT(1), ECT(0), CE).
+    pub(crate) fn ecn(&self, i: usize) -> u64 {
+        u64::from(self.ecn[i]) + self.wide.as_ref().map_or(0, |w| w[i])
+    }
+
+    /// Packets with ICRC status `i` (`IcrcStatus as usize`).
+    pub(crate) fn icrc(&self, i: usize) -> u64 {
+        u64::from(self.icrc[i]) + self.wide.as_ref().map_or(0, |w| w[4 + i])
     }
 
     /// Frees what only live traffic needs (histograms, queues), keeping every summary.
@@ -1139,18 +1178,18 @@ pub(crate) struct OpCounts {
     /// bytes more.
     #[allow(clippy::box_collection)]
     more: Option<Box<Vec<u64>>>,
-    /// The inline word counted last: a flow's packets mostly repeat an opcode (the MIDDLEs
-    /// of a message), so it is tried first.
-    last: u8,
 }
 
 impl OpCounts {
     const INLINE: usize = 6;
     const SHIFT: u32 = 56;
 
+    /// Counts a packet of opcode `op`. `last` is the inline word counted last (kept in the
+    /// flow, beside its other bytes): a flow's packets mostly repeat an opcode (the MIDDLEs of
+    /// a message), so it is tried first.
     #[inline]
-    fn count(&mut self, op: u8) {
-        if let Some(w) = self.inline.get_mut(usize::from(self.last)) {
+    fn count(&mut self, last: &mut u8, op: u8) {
+        if let Some(w) = self.inline.get_mut(usize::from(*last)) {
             if *w != 0 && *w >> Self::SHIFT == u64::from(op) {
                 *w += 1;
                 return;
@@ -1160,12 +1199,12 @@ impl OpCounts {
         for (i, w) in self.inline.iter_mut().enumerate() {
             if *w == 0 {
                 *w = tag | 1;
-                self.last = i as u8;
+                *last = i as u8;
                 return;
             }
             if *w >> Self::SHIFT == u64::from(op) {
                 *w += 1;
-                self.last = i as u8;
+                *last = i as u8;
                 return;
             }
         }
@@ -1606,27 +1645,27 @@ impl Analyzer {
             fl.tput.add(self.tl.cur, u64::from(m.orig_len));
             fl.payload_bytes += u64::from(e.payload_len);
             fl.max_payload = fl.max_payload.max(e.payload_len);
-            fl.opcodes.count(bth.opcode);
+            fl.opcodes.count(&mut fl.op_last, bth.opcode);
             if e.eth_src != fl.last_mac && e.eth_src != 0 {
                 fl.mac_changes += u64::from(fl.last_mac != 0);
                 fl.last_mac = e.eth_src;
             }
             if let Some(s) = e.icrc {
                 // `icrc` is indexed by `IcrcStatus`: ok, bad, truncated, unverifiable.
-                fl.icrc[s as usize] += 1;
+                FlowState::count4(&mut fl.icrc, &mut fl.wide, 4, s as usize);
                 if s == IcrcStatus::Bad {
-                    fl.cited.add(Cite::Bad, m.number);
+                    fl.cite(Cite::Bad, m.number);
                 }
             }
             if v2 && info.op != Operation::Cnp {
                 let ecn = e.ecn.unwrap_or(0) & 3;
-                fl.ecn[usize::from(ecn)] += 1;
+                FlowState::count4(&mut fl.ecn, &mut fl.wide, 0, usize::from(ecn));
                 if ecn == 3 {
                     bump(&mut self.tl.events[EV_CE], self.tl.cur, 1);
                 }
                 // Only data on QPs above 1 is cited (management traffic may be Not-ECT).
                 if ecn == 0 && bth.destqp > 1 {
-                    fl.cited.add(Cite::NotEct, m.number);
+                    fl.cite(Cite::NotEct, m.number);
                 }
                 if bth.destqp > 1 {
                     fl.prio_mask |= 1 << (e.prio & 7);
@@ -1691,7 +1730,7 @@ impl Analyzer {
                     rq.s.gap_filled += 1;
                     rq.s.unique_payload += u64::from(e.payload_len);
                 }
-                fl.cited.add(Cite::Retx, m.number);
+                fl.cited.add(&mut fl.cited_full, Cite::Retx, m.number);
                 bump(&mut tl.events[EV_RETX], tl.cur, 1);
                 if !rq.in_retx {
                     rq.in_retx = true;
@@ -1701,7 +1740,7 @@ impl Analyzer {
                         Some(Trigger::Rnr) => rq.s.triggers.rnr += 1,
                         None if has_peer => {
                             rq.s.triggers.timeout += 1;
-                            fl.cited.add(Cite::Timeout, m.number);
+                            fl.cited.add(&mut fl.cited_full, Cite::Timeout, m.number);
                         }
                         None => rq.s.triggers.unknown += 1,
                     }
@@ -1763,7 +1802,7 @@ impl Analyzer {
             rq.reads.push_back((bth.psn, ts));
         }
         if ce {
-            fl.cited.add(Cite::Ce, m.number);
+            fl.cited.add(&mut fl.cited_full, Cite::Ce, m.number);
             if rq.ce_pending.is_none() {
                 rq.ce_pending = Some(ts);
             }
@@ -1865,7 +1904,7 @@ impl Analyzer {
             AethKind::RnrNak { timer_code } => {
                 self.count(EV_RNR, 1);
                 let fl = &mut self.flows[fi];
-                fl.cited.add(Cite::Rnr, m.number);
+                fl.cite(Cite::Rnr, m.number);
                 let rs = fl.resp();
                 rs.rnr += 1;
                 let us = rnr_timer_us(timer_code);
@@ -1882,9 +1921,9 @@ impl Analyzer {
                 self.count(EV_NAK, 1);
                 let fl = &mut self.flows[fi];
                 fl.resp().naks[usize::from(code.min(4))] += 1;
-                fl.cited.add(Cite::Nak, m.number);
+                fl.cite(Cite::Nak, m.number);
                 if code != 0 {
-                    fl.cited.add(Cite::Err, m.number);
+                    fl.cite(Cite::Err, m.number);
                 }
                 // Only a PSN sequence error NAK leads to a retransmission.
                 if let (0, Some(r)) = (code, req) {
@@ -2236,16 +2275,16 @@ impl Analyzer {
             timeouts: q.triggers.timeout,
             cnp: r.cnp,
             ecn: report::Ecn {
-                not_ect: f.ecn[0],
-                ect1: f.ecn[1],
-                ect0: f.ecn[2],
-                ce: f.ecn[3],
+                not_ect: f.ecn(0),
+                ect1: f.ecn(1),
+                ect0: f.ecn(2),
+                ce: f.ecn(3),
             },
             icrc: report::Icrc {
-                ok: f.icrc[0],
-                bad: if sniffer { 0 } else { f.icrc[1] },
-                truncated: f.icrc[2],
-                unverifiable: f.icrc[3] + if sniffer { f.icrc[1] } else { 0 },
+                ok: f.icrc(0),
+                bad: if sniffer { 0 } else { f.icrc(1) },
+                truncated: f.icrc(2),
+                unverifiable: f.icrc(3) + if sniffer { f.icrc(1) } else { 0 },
             },
         }
     }
@@ -2630,7 +2669,7 @@ mod tests {
     /// opcodes than fit inline.
     #[test]
     fn opcode_counts() {
-        let mut c = OpCounts::default();
+        let (mut c, mut last) = (OpCounts::default(), 0);
         let mut model: Vec<(u8, u64)> = Vec::new();
         let mut x = 3u64;
         for _ in 0..5000 {
@@ -2638,7 +2677,7 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let op = [0u8, 1, 2, 4, 6, 10, 0x11, 0x81, 0xff, 0x64, 0x0d][(x >> 40) as usize % 11];
-            c.count(op);
+            c.count(&mut last, op);
             match model.iter_mut().find(|(o, _)| *o == op) {
                 Some((_, n)) => *n += 1,
                 None => model.push((op, 1)),
@@ -2661,7 +2700,7 @@ mod tests {
             Cite::Bad,
             Cite::Err,
         ];
-        let mut c = Cited::default();
+        let (mut c, mut full) = (Cited::default(), 0);
         let mut model: Vec<Vec<u64>> = vec![Vec::new(); kinds.len()];
         let mut n = 1u64;
         for round in 0..9 {
@@ -2671,7 +2710,7 @@ mod tests {
                 }
                 // Large frame numbers too: the kind tag must not eat into them.
                 let frame = n + (1 << 50) * (k as u64 % 2);
-                c.add(kind, frame);
+                c.add(&mut full, kind, frame);
                 if model[k].len() < SAMPLES {
                     model[k].push(frame);
                 }
@@ -2785,12 +2824,29 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// ECN and ICRC counts carry past 32 bits into the wide words, each into its own.
+    #[test]
+    fn packet_counts_carry_past_32_bits() {
+        let key = (Node::V4([10, 0, 0, 1]), Node::V4([10, 0, 0, 2]), 0x11);
+        let mut f = FlowState::new(key, 5);
+        f.ecn[3] = u32::MAX - 1;
+        f.icrc[1] = u32::MAX;
+        for _ in 0..3 {
+            FlowState::count4(&mut f.ecn, &mut f.wide, 0, 3);
+            FlowState::count4(&mut f.icrc, &mut f.wide, 4, 1);
+        }
+        FlowState::count4(&mut f.ecn, &mut f.wide, 0, 0);
+        assert_eq!(f.ecn(3), u64::from(u32::MAX) + 2);
+        assert_eq!(f.icrc(1), u64::from(u32::MAX) + 3);
+        assert_eq!((f.ecn(0), f.ecn(1), f.icrc(0), f.icrc(3)), (1, 0, 0, 0));
+    }
+
     #[test]
     fn op_counts_keep_every_opcode_in_order() {
-        let mut c = OpCounts::default();
+        let (mut c, mut last) = (OpCounts::default(), 0);
         let ops = [4u8, 4, 6, 7, 8, 9, 10, 11, 12, 4, 12, 13, 6];
         for &o in &ops {
-            c.count(o);
+            c.count(&mut last, o);
         }
         let got: Vec<(u8, u64)> = c.iter().collect();
         assert_eq!(
