@@ -878,11 +878,18 @@ impl MsgStats {
     }
 }
 
-/// The state of a flow that carries ACKs, NAKs or CNPs.
+/// The state of a flow that carries ACKs, NAKs or CNPs: what ACKs need, and the rest in a box
+/// that most flows, which carry ACKs alone, never get.
 #[derive(Debug, Default)]
 pub(crate) struct Resp {
     last_ack: Option<u32>,
     pub dup_acks: u64,
+    more: Option<Box<RespMore>>,
+}
+
+/// NAKs, RNR NAKs and CNPs of a flow.
+#[derive(Debug, Default)]
+pub(crate) struct RespMore {
     pub naks: [u64; 5],
     pub rnr: u64,
     pub rnr_timers: Vec<u32>,
@@ -890,6 +897,21 @@ pub(crate) struct Resp {
     ce_to_cnp: Lat,
     cnp_interval: Lat,
     last_cnp: Option<u64>,
+}
+
+impl Resp {
+    /// NAK, RNR and CNP state, created on first use.
+    fn more(&mut self) -> &mut RespMore {
+        self.more.get_or_insert_with(Box::default)
+    }
+
+    /// Keeps only the latencies' summaries.
+    fn seal(&mut self) {
+        if let Some(m) = &mut self.more {
+            m.ce_to_cnp.seal();
+            m.cnp_interval.seal();
+        }
+    }
 }
 
 /// Everything kept per flow.
@@ -1006,8 +1028,7 @@ impl FlowState {
     /// Frees what only live traffic needs (histograms, queues), keeping every summary.
     fn seal(&mut self) {
         if let Some(r) = &mut self.resp {
-            r.ce_to_cnp.seal();
-            r.cnp_interval.seal();
+            r.seal();
         }
         self.req.seal();
     }
@@ -1016,8 +1037,7 @@ impl FlowState {
     /// makes building it cheap (the end of the capture).
     pub(crate) fn summarise(&mut self) {
         if let Some(r) = &mut self.resp {
-            r.ce_to_cnp.seal();
-            r.cnp_interval.seal();
+            r.seal();
         }
         self.req.summarise();
     }
@@ -1905,7 +1925,7 @@ impl Analyzer {
                 self.count(EV_RNR, 1);
                 let fl = &mut self.flows[fi];
                 fl.cite(Cite::Rnr, m.number);
-                let rs = fl.resp();
+                let rs = fl.resp().more();
                 rs.rnr += 1;
                 let us = rnr_timer_us(timer_code);
                 if !rs.rnr_timers.contains(&us) && rs.rnr_timers.len() < 8 {
@@ -1920,7 +1940,7 @@ impl Analyzer {
             AethKind::Nak { code } => {
                 self.count(EV_NAK, 1);
                 let fl = &mut self.flows[fi];
-                fl.resp().naks[usize::from(code.min(4))] += 1;
+                fl.resp().more().naks[usize::from(code.min(4))] += 1;
                 fl.cite(Cite::Nak, m.number);
                 if code != 0 {
                     fl.cite(Cite::Err, m.number);
@@ -1983,7 +2003,7 @@ impl Analyzer {
         self.count(EV_CNP, 1);
         let ts = m.ts_ns;
         {
-            let rs = self.flows[fi].resp();
+            let rs = self.flows[fi].resp().more();
             rs.cnp += 1;
             if let Some(l) = rs.last_cnp {
                 record(&mut rs.cnp_interval, ts - l);
@@ -2002,7 +2022,10 @@ impl Analyzer {
         });
         if let Some(r) = req {
             if let Some(t) = self.flows[r].req.live().and_then(|q| q.ce_pending.take()) {
-                record(&mut self.flows[fi].resp().ce_to_cnp, ts.saturating_sub(t));
+                record(
+                    &mut self.flows[fi].resp().more().ce_to_cnp,
+                    ts.saturating_sub(t),
+                );
             }
             // A closed connection's sender has no rate around this CNP.
             let Some(rf) = self.flows[r].req.open() else {
@@ -2250,6 +2273,8 @@ impl Analyzer {
 
     /// A flow's counters; `q` and `r` are its request and response state (or empty ones).
     fn counters(f: &FlowState, q: &ReqSum, r: &Resp) -> Counters {
+        let no_more = RespMore::default();
+        let rm = r.more.as_deref().unwrap_or(&no_more);
         let mut opcodes = report::SmallMap::default();
         for (op, n) in f.opcodes.iter() {
             opcodes.add(OpInfo::of(op).name, n);
@@ -2265,15 +2290,15 @@ impl Analyzer {
             missing_packets: q.psn.as_ref().map_or(0, Tracker::missing),
             duplicate_acks: r.dup_acks,
             naks: report::Naks {
-                psn_sequence_error: r.naks[0],
-                invalid_request: r.naks[1],
-                remote_access_error: r.naks[2],
-                remote_operational_error: r.naks[3],
-                invalid_rd_request: r.naks[4],
+                psn_sequence_error: rm.naks[0],
+                invalid_request: rm.naks[1],
+                remote_access_error: rm.naks[2],
+                remote_operational_error: rm.naks[3],
+                invalid_rd_request: rm.naks[4],
             },
-            rnr_naks: r.rnr,
+            rnr_naks: rm.rnr,
             timeouts: q.triggers.timeout,
-            cnp: r.cnp,
+            cnp: rm.cnp,
             ecn: report::Ecn {
                 not_ect: f.ecn(0),
                 ect1: f.ecn(1),
@@ -2294,6 +2319,8 @@ impl Analyzer {
         let q = f.req.sum();
         let q = q.as_deref().unwrap_or(&no_req);
         let r = f.resp.as_deref().unwrap_or(&no_resp);
+        let no_more = RespMore::default();
+        let rm = r.more.as_deref().unwrap_or(&no_more);
         let span = f.last_ts.saturating_sub(f.first_ts);
         let goodput = if span > 0 {
             (q.unique_payload as u128 * 8 * 1_000_000_000 / span as u128) as u64
@@ -2315,8 +2342,8 @@ impl Analyzer {
             read_latency_ns: latency(&q.read_lat),
             gap_to_nak_ns: latency(&q.gap_to_nak),
             nak_to_retransmission_ns: latency(&q.nak_to_retx),
-            ce_to_cnp_ns: latency(&r.ce_to_cnp),
-            cnp_interval_ns: latency(&r.cnp_interval),
+            ce_to_cnp_ns: latency(&rm.ce_to_cnp),
+            cnp_interval_ns: latency(&rm.cnp_interval),
             rate_before_cnp_bps: avg(q.rate_before),
             rate_after_cnp_bps: avg(q.rate_after),
             messages: q.msgs.report(),
@@ -2324,7 +2351,7 @@ impl Analyzer {
             max_payload: f.max_payload,
             priorities: (0..8).filter(|p| f.prio_mask >> p & 1 == 1).collect(),
             udp_sport: q.sport,
-            rnr_timer_us: r.rnr_timers.clone(),
+            rnr_timer_us: rm.rnr_timers.clone(),
             sniffer_artefacts: f.sniffer(),
         }
     }
