@@ -4,8 +4,9 @@
 #  - analyze of that capture vs `tshark -q -z conv,udp` and `cat FILE > /dev/null`;
 #  - analyze of a ~1 GB full-payload capture (ICRC verified) in GB/s;
 #  - peak RSS for 2M and 4M packets (memory must grow with flows, not packets).
-# Times and peak RSS are medians of 5 runs (tshark and gen: one run), all in this one invocation;
-# cat and analyze alternate run by run.
+# Times are medians of $N runs (default 5; tshark and gen: one run) and peak RSS medians of
+# $RSS_N runs (default 15), all in this one invocation; cat and analyze alternate run by run, as
+# do the two captures of each peak RSS pair.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p bench/out
@@ -18,11 +19,22 @@ t() {
     s=$(date +%s.%N); "$@" > /dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc -l
   done | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
 }
-# Median peak RSS (KB) of $N runs: the two workers' timing moves a run's peak by up to ~1 MB.
-rss() {
-  for _ in $(seq "${N:-5}"); do
-    /usr/bin/time -f %M "$@" 2>&1 > /dev/null | tail -1
-  done | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
+# Peak RSS (KB) of `analyze --json` on two files, $RSS_N runs each (default 15), alternating
+# between them: "median-of-A median-of-B min-max-of-A min-max-of-B". A run's peak moves by up
+# to 0.6 MB with the two workers' timing and the kernel's approximate RSS counters.
+rss_pair() {
+  for _ in $(seq "${RSS_N:-15}"); do
+    for f in "$1" "$2"; do
+      echo "$f $(/usr/bin/time -f %M $bin analyze --json "$f" 2>&1 > /dev/null | tail -1)"
+    done
+  done | awk -v a="$1" -v b="$2" '
+    { v[$1] = v[$1] " " $2 }
+    function stats(s,   n, x, i, j, t) {
+      n = split(s, x, " ")
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
+      return x[int((n + 1) / 2)] " " x[1] "-" x[n]
+    }
+    END { split(stats(v[a]), p, " "); split(stats(v[b]), q, " "); print p[1], q[1], p[2], q[2] }'
 }
 
 m2=bench/out/mixed-2m-s128.pcap
@@ -53,10 +65,8 @@ pair_ratio=$(echo "$pairs" | awk '{print $1 / $2}' | sort -n | awk '{v[NR]=$1} E
 ts_s=$(N=1 t tshark -n -q -r $m2 -z conv,udp)
 big_bytes=$(stat -c %s $big)
 big_s=$(t $bin analyze --json $big)
-rss2=$(rss $bin analyze --json $m2)
-rss4=$(rss $bin analyze --json $m4)
-rssi2=$(rss $bin analyze --json $i2)
-rssi4=$(rss $bin analyze --json $i4)
+read -r rss2 rss4 rng2 rng4 <<< "$(rss_pair $m2 $m4)"
+read -r rssi2 rssi4 rngi2 rngi4 <<< "$(rss_pair $i2 $i4)"
 
 printf 'gen mixed 2,000,000 packets, snaplen 128:   %.2f s\n' "$gen_s"
 printf 'analyze 2,000,000 packets:                  %.3f s = %.1f Mpps\n' "$an_s" "$(echo "2 / $an_s" | bc -l)"
@@ -66,7 +76,9 @@ printf 'ratio analyze / tshark conv:                %.1fx\n' "$(echo "$ts_s / $a
 printf 'analyze speed as a fraction of cat:         %.3f (median of the run-by-run ratios: %.3f)\n' "$(echo "$cat_s / $an_s" | bc -l)" "$pair_ratio"
 printf 'analyze %s bytes full payload + ICRC:   %.3f s = %.2f GB/s\n' "$big_bytes" "$big_s" "$(echo "$big_bytes / $big_s / 1000000000" | bc -l)"
 printf 'peak RSS, mixed (new connections keep opening): 2M packets %d KB, 4M packets %d KB (+%.1f%%)\n' "$rss2" "$rss4" "$(echo "($rss4 - $rss2) * 100 / $rss2" | bc -l)"
+printf '  medians of %d runs each; ranges %s and %s KB\n' "${RSS_N:-15}" "$rng2" "$rng4"
 f2=$($bin analyze --json $m2 | grep -c '"dest_qp"')
 f4=$($bin analyze --json $m4 | grep -c '"dest_qp"')
 printf '  flows: %d and %d, so about %.2f KB of peak RSS per added flow\n' "$f2" "$f4" "$(echo "($rss4 - $rss2) / ($f4 - $f2)" | bc -l)"
 printf 'peak RSS, fixed flows (incast): 2M packets %d KB, 4M packets %d KB (+%.1f%%)\n' "$rssi2" "$rssi4" "$(echo "($rssi4 - $rssi2) * 100 / $rssi2" | bc -l)"
+printf '  medians of %d runs each; ranges %s and %s KB\n' "${RSS_N:-15}" "$rngi2" "$rngi4"
