@@ -35,6 +35,31 @@ impl std::fmt::Display for Node {
     }
 }
 
+/// A string that is not a node as `Display` writes it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a node (an IPv4 address, a GID or lid:N): {0:?}")]
+pub struct NodeParseError(String);
+
+/// Reads what `Display` writes: `lid:N`, an IPv6 address (a GID) or an IPv4 address.
+impl std::str::FromStr for Node {
+    type Err = NodeParseError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let node = if let Some(l) = s.strip_prefix("lid:") {
+            l.parse().ok().map(Self::Lid)
+        } else if s.contains(':') {
+            s.parse::<std::net::Ipv6Addr>()
+                .ok()
+                .map(|a| Self::Gid(a.octets()))
+        } else {
+            s.parse::<std::net::Ipv4Addr>()
+                .ok()
+                .map(|a| Self::V4(a.octets()))
+        };
+        node.ok_or_else(|| NodeParseError(s.to_string()))
+    }
+}
+
 type Key = (Node, Node, u32);
 
 /// Options of the analysis.

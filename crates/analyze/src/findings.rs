@@ -781,6 +781,70 @@ mod tests {
     use crate::analyzer::{Bth, Config, Event};
     use rdmascope_wire::ext::Aeth;
 
+    /// A report's flows are found by key and ranked by bytes as a list of all of them would
+    /// be (ties in flow order), and nodes read back as they print.
+    #[test]
+    fn flows_found_by_key_and_ranked_by_bytes() {
+        let mut a = Analyzer::new(Config::default());
+        for n in 0..300u32 {
+            let mut e = Event::default();
+            e.meta.number = u64::from(n) + 1;
+            e.meta.ts_ns = u64::from(n) * 1000;
+            e.meta.orig_len = 100 + (n % 4) * 10;
+            e.bth = Some(Bth {
+                opcode: 0x04,
+                ackreq: false,
+                destqp: 0x100 + n % 37,
+                psn: n,
+            });
+            let src = match n % 3 {
+                0 => Node::V4([10, 0, 0, 1]),
+                1 => Node::Gid([
+                    0xfe,
+                    0x80,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    2,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    (n % 5) as u8,
+                ]),
+                _ => Node::Lid(7),
+            };
+            e.nodes = Some((src, Node::V4([10, 0, 0, (n % 4) as u8])));
+            a.event(&e);
+        }
+        let r = a.finish();
+        let all: Vec<report::Flow> = r.flows.iter().collect();
+        assert!(all.len() > 100);
+        for f in &all {
+            let (src, dst) = (f.src.parse().unwrap(), f.dst.parse().unwrap());
+            let got = r.flows.find(src, dst, f.dest_qp).expect("found");
+            assert_eq!(format!("{got:?}"), format!("{f:?}"));
+            assert_eq!(src.to_string(), f.src);
+        }
+        assert!(r.flows.find(Node::Lid(9), Node::Lid(9), 1).is_none());
+        let mut ranked: Vec<&report::Flow> = all.iter().collect();
+        ranked.sort_by_key(|f| std::cmp::Reverse(f.counters.bytes));
+        let top = r.flows.top_by_bytes(25);
+        assert_eq!(format!("{top:?}"), format!("{:?}", &ranked[..25]));
+        for bad in ["", "lid:", "lid:70000", "10.0.0", "::g", "x"] {
+            assert!(bad.parse::<Node>().is_err(), "{bad}");
+        }
+        assert_eq!(
+            "::ffff:10.0.0.1".parse::<Node>().unwrap().to_string(),
+            "::ffff:10.0.0.1"
+        );
+    }
+
     /// Sealing every flow, half of them on another thread, changes no flow's report: the
     /// latencies (few samples and histograms alike) keep their summaries.
     #[test]

@@ -6,7 +6,7 @@ use std::ops::AddAssign;
 
 use serde::{Serialize, Serializer};
 
-use crate::analyzer::{Analyzer, FlowState};
+use crate::analyzer::{Analyzer, FlowState, Node};
 
 /// A map with few keys kept as a list sorted by key, serialised as a JSON object. A flow
 /// counts a handful of opcodes and message sizes; a `BTreeMap` node for each would cost several
@@ -325,6 +325,25 @@ impl Flows {
         self.order
             .get(i)
             .map(|&k| Analyzer::flow_report(&self.states[k]))
+    }
+
+    /// The report of the flow (`src`, `dst`, `dest_qp`), found by its key.
+    pub fn find(&self, src: Node, dst: Node, dest_qp: u32) -> Option<Flow> {
+        let key = (src, dst, dest_qp);
+        self.order
+            .binary_search_by(|&i| self.states[i].key.cmp(&key))
+            .ok()
+            .map(|p| Analyzer::flow_report(&self.states[self.order[p]]))
+    }
+
+    /// The reports of the `n` flows with the most wire bytes, most first (ties in flow order).
+    pub fn top_by_bytes(&self, n: usize) -> Vec<Flow> {
+        let mut by: Vec<usize> = self.order.clone();
+        by.sort_by_key(|&i| std::cmp::Reverse(self.states[i].bytes));
+        by.iter()
+            .take(n)
+            .map(|&i| Analyzer::flow_report(&self.states[i]))
+            .collect()
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::{Condvar, Mutex};
 use anyhow::{Context, Result};
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use rdmascope_analyze::report::{Finding, Report, Severity};
-use rdmascope_analyze::{Analyzer, Batch, Config, PacketMeta};
+use rdmascope_analyze::{Analyzer, Batch, Config, Node, PacketMeta};
 use rdmascope_capture::{CaptureReader, Chunk};
 
 use crate::gen::parse_speed;
@@ -292,8 +292,6 @@ fn finding(s: &mut String, f: &Finding) {
 
 /// The text report: summary, findings (most severe first), connections and flows.
 pub fn render_text(r: &Report, top: usize) -> String {
-    // The text shows flows more than once: build each flow's report once.
-    let flows: Vec<rdmascope_analyze::report::Flow> = r.flows.iter().collect();
     let c = &r.capture;
     let t = &r.totals.counters;
     let span = c.last_ts_ns.saturating_sub(c.first_ts_ns);
@@ -364,15 +362,35 @@ pub fn render_text(r: &Report, top: usize) -> String {
             "A", "QPN", "B", "QPN", "type", "learned", "app", "MTU", "state", "pkts", "bytes",
             "retx", "NAK", "RNR", "CNP", "CE", "ACK p50", "ACK p99",
         ]);
+        // Each flow's report is built when asked for: find the two of a connection by key.
         let flow = |src: &str, dst: &str, qp: u32| {
-            flows
-                .iter()
-                .find(|f| f.src == src && f.dst == dst && f.dest_qp == qp)
+            let (src, dst) = (src.parse::<Node>().ok()?, dst.parse::<Node>().ok()?);
+            r.flows.find(src, dst, qp)
         };
-        let mut rows: Vec<(u64, Vec<Cell>)> = Vec::new();
-        for cn in &r.connections {
-            let ab = flow(&cn.a.node, &cn.b.node, cn.b.qpn);
-            let ba = flow(&cn.b.node, &cn.a.node, cn.a.qpn);
+        let ends = |cn: &rdmascope_analyze::report::Connection| {
+            (
+                flow(&cn.a.node, &cn.b.node, cn.b.qpn),
+                flow(&cn.b.node, &cn.a.node, cn.a.qpn),
+            )
+        };
+        // Rank the connections by bytes first; only the rows shown are built.
+        let mut ranked: Vec<(u64, usize)> = r
+            .connections
+            .iter()
+            .enumerate()
+            .map(|(i, cn)| {
+                let (ab, ba) = ends(cn);
+                let b =
+                    |f: Option<rdmascope_analyze::report::Flow>| f.map_or(0, |f| f.counters.bytes);
+                (b(ab) + b(ba), i)
+            })
+            .collect();
+        ranked.sort_by_key(|r| std::cmp::Reverse(r.0));
+        let n = ranked.len();
+        for &(_, i) in ranked.iter().take(top) {
+            let cn = &r.connections[i];
+            let (ab, ba) = ends(cn);
+            let (ab, ba) = (ab.as_ref(), ba.as_ref());
             let sum = |g: &dyn Fn(&rdmascope_analyze::report::Flow) -> u64| {
                 ab.map_or(0, g) + ba.map_or(0, g)
             };
@@ -383,45 +401,36 @@ pub fn render_text(r: &Report, top: usize) -> String {
                 .or(cn.observed_mtu_a_to_b)
                 .or(cn.observed_mtu_b_to_a)
                 .map_or("-".into(), |m| m.to_string());
-            rows.push((
-                sum(&|f| f.counters.bytes),
-                vec![
-                    Cell::new(&cn.a.node),
-                    Cell::new(format!("0x{:06x}", cn.a.qpn)),
-                    Cell::new(&cn.b.node),
-                    Cell::new(format!("0x{:06x}", cn.b.qpn)),
-                    Cell::new(&cn.transport),
-                    Cell::new(&cn.learned),
-                    Cell::new(cn.application.as_deref().unwrap_or("-")),
-                    Cell::new(mtu),
-                    Cell::new(&cn.state),
-                    Cell::new(pk).set_alignment(CellAlignment::Right),
-                    Cell::new(bytes(sum(&|f| f.counters.bytes)))
-                        .set_alignment(CellAlignment::Right),
-                    Cell::new(sum(&|f| f.counters.retransmitted_packets))
-                        .set_alignment(CellAlignment::Right),
-                    Cell::new(sum(&|f| f.counters.naks.psn_sequence_error))
-                        .set_alignment(CellAlignment::Right),
-                    Cell::new(sum(&|f| f.counters.rnr_naks)).set_alignment(CellAlignment::Right),
-                    Cell::new(sum(&|f| f.counters.cnp)).set_alignment(CellAlignment::Right),
-                    Cell::new(sum(&|f| f.counters.ecn.ce)).set_alignment(CellAlignment::Right),
-                    Cell::new(if lat.count > 0 {
-                        dur(lat.p50)
-                    } else {
-                        "-".into()
-                    }),
-                    Cell::new(if lat.count > 0 {
-                        dur(lat.p99)
-                    } else {
-                        "-".into()
-                    }),
-                ],
-            ));
-        }
-        rows.sort_by_key(|r| std::cmp::Reverse(r.0));
-        let n = rows.len();
-        for (_, row) in rows.into_iter().take(top) {
-            tb.add_row(row);
+            tb.add_row(vec![
+                Cell::new(&cn.a.node),
+                Cell::new(format!("0x{:06x}", cn.a.qpn)),
+                Cell::new(&cn.b.node),
+                Cell::new(format!("0x{:06x}", cn.b.qpn)),
+                Cell::new(&cn.transport),
+                Cell::new(&cn.learned),
+                Cell::new(cn.application.as_deref().unwrap_or("-")),
+                Cell::new(mtu),
+                Cell::new(&cn.state),
+                Cell::new(pk).set_alignment(CellAlignment::Right),
+                Cell::new(bytes(sum(&|f| f.counters.bytes))).set_alignment(CellAlignment::Right),
+                Cell::new(sum(&|f| f.counters.retransmitted_packets))
+                    .set_alignment(CellAlignment::Right),
+                Cell::new(sum(&|f| f.counters.naks.psn_sequence_error))
+                    .set_alignment(CellAlignment::Right),
+                Cell::new(sum(&|f| f.counters.rnr_naks)).set_alignment(CellAlignment::Right),
+                Cell::new(sum(&|f| f.counters.cnp)).set_alignment(CellAlignment::Right),
+                Cell::new(sum(&|f| f.counters.ecn.ce)).set_alignment(CellAlignment::Right),
+                Cell::new(if lat.count > 0 {
+                    dur(lat.p50)
+                } else {
+                    "-".into()
+                }),
+                Cell::new(if lat.count > 0 {
+                    dur(lat.p99)
+                } else {
+                    "-".into()
+                }),
+            ]);
         }
         s.push_str(&format!(
             "Connections ({n}, top {} by bytes):\n{tb}\n\n",
@@ -448,9 +457,7 @@ pub fn render_text(r: &Report, top: usize) -> String {
         "CE",
         "ICRC bad",
     ]);
-    let mut sorted: Vec<&rdmascope_analyze::report::Flow> = flows.iter().collect();
-    sorted.sort_by_key(|f| std::cmp::Reverse(f.counters.bytes));
-    for f in sorted.iter().take(top) {
+    for f in r.flows.top_by_bytes(top) {
         let k = &f.counters;
         tb.add_row(vec![
             Cell::new(&f.src),
@@ -473,8 +480,8 @@ pub fn render_text(r: &Report, top: usize) -> String {
     }
     s.push_str(&format!(
         "Flows ({}, top {} by bytes):\n{tb}\n",
-        flows.len(),
-        top.min(flows.len())
+        r.flows.len(),
+        top.min(r.flows.len())
     ));
     s
 }

@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use rdmascope_analyze::report::{Report, Severity};
+use rdmascope_analyze::Node;
 
 /// Okabe–Ito: distinguishable with the common colour-vision deficiencies.
 const PALETTE: [&str; 8] = [
@@ -290,8 +291,8 @@ fn cell(s: &mut String, text: &str, v: Option<f64>) {
 
 /// The whole page.
 pub fn render(r: &Report) -> String {
-    // The page shows flows more than once: build each flow's report once.
-    let flows: Vec<rdmascope_analyze::report::Flow> = r.flows.iter().collect();
+    // The page shows the first MAX_ROWS flows, several times: build their reports once.
+    let flows: Vec<rdmascope_analyze::report::Flow> = r.flows.iter().take(MAX_ROWS).collect();
     let c = &r.capture;
     let t = &r.totals.counters;
     let mut s = String::with_capacity(256 * 1024);
@@ -497,13 +498,13 @@ pub fn render(r: &Report) -> String {
     }
     s.push_str("</tr></thead><tbody>");
     let flow = |src: &str, dst: &str, qp: u32| {
-        flows
-            .iter()
-            .find(|f| f.src == src && f.dst == dst && f.dest_qp == qp)
+        let (src, dst) = (src.parse::<Node>().ok()?, dst.parse::<Node>().ok()?);
+        r.flows.find(src, dst, qp)
     };
     for cn in r.connections.iter().take(MAX_ROWS) {
         let ab = flow(&cn.a.node, &cn.b.node, cn.b.qpn);
         let ba = flow(&cn.b.node, &cn.a.node, cn.a.qpn);
+        let (ab, ba) = (ab.as_ref(), ba.as_ref());
         let sum =
             |g: &dyn Fn(&rdmascope_analyze::report::Flow) -> u64| ab.map_or(0, g) + ba.map_or(0, g);
         let lat = ab.map(|f| f.ack_latency_ns).unwrap_or_default();
@@ -614,11 +615,11 @@ pub fn render(r: &Report) -> String {
         s.push_str("</tr>");
     }
     s.push_str("</tbody></table>");
-    if flows.len() > MAX_ROWS {
+    if r.flows.len() > MAX_ROWS {
         let _ = write!(
             s,
             "<p class=\"note\">{} more flows in the JSON report.</p>",
-            flows.len() - MAX_ROWS
+            r.flows.len() - MAX_ROWS
         );
     }
     let _ = writeln!(s, "</section><script>{JS}</script></body></html>");
