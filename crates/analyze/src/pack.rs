@@ -15,7 +15,7 @@ impl Writer {
         self.0.push(v as u8);
     }
 
-    /// `None` as 0, `Some(v)` as v + 1.
+    /// `None` as 0; `Some(v)` as 1, then v.
     pub fn opt(&mut self, v: Option<u64>) {
         match v {
             None => self.u(0),

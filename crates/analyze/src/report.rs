@@ -1,6 +1,6 @@
-//! The report model: plain data, serialised as `rdmascope analyze --json` (schema
-//! `rdmascope.analyze.v1`, documented in docs/json.md). Renderers consume it; nothing here
-//! prints.
+//! The report model: plain data (the flows' reports built one at a time, see [`Flows`]),
+//! serialised as `rdmascope analyze --json` (schema `rdmascope.analyze.v1`, documented in
+//! docs/json.md). Renderers consume it; nothing here prints.
 
 use std::ops::AddAssign;
 
