@@ -102,9 +102,9 @@ struct Facts {
     icrc_bad: Named,
     rnr_timers: BTreeSet<u32>,
     /// (source, destination) of the flows that carry CNPs.
-    cnp_pairs: BTreeSet<(String, String)>,
+    cnp_pairs: BTreeSet<(Node, Node)>,
     /// Flows with CE marks: name, source, destination, CE marks.
-    ce: Vec<(String, String, String, u64)>,
+    ce: Vec<(String, Node, Node, u64)>,
     /// Sum and count of the flows' CE → CNP medians and of their rates before and after CNPs.
     ce_to_cnp: (u64, u64),
     rate_before: (u64, u64),
@@ -118,7 +118,8 @@ struct Facts {
 }
 
 impl Facts {
-    fn add(&mut self, f: &report::Flow) {
+    /// Adds the flow whose key is `key` and whose report is `f`.
+    fn add(&mut self, key: &(Node, Node, u32), f: &report::Flow) {
         let c = &f.counters;
         self.loss.add_if(
             c.retransmitted_packets
@@ -137,11 +138,10 @@ impl Facts {
         self.icrc_bad.add_if(c.icrc.bad > 0, f);
         self.rnr_timers.extend(f.rnr_timer_us.iter().copied());
         if c.cnp > 0 {
-            self.cnp_pairs.insert((f.src.clone(), f.dst.clone()));
+            self.cnp_pairs.insert((key.0, key.1));
         }
         if c.ecn.ce > 0 {
-            self.ce
-                .push((flow_name(f), f.src.clone(), f.dst.clone(), c.ecn.ce));
+            self.ce.push((flow_name(f), key.0, key.1, c.ecn.ce));
         }
         let mean_of = |m: &mut (u64, u64), yes: bool, v: u64| {
             if yes {
@@ -228,7 +228,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
         for (k, v) in f.messages.size_histogram.iter() {
             *sizes.entry(k).or_default() += v;
         }
-        facts.add(&f);
+        facts.add(&a.flows[i].key, &f);
     }
 
     // Connections: CM first, then pairs inferred from responses.
@@ -538,10 +538,9 @@ fn findings(
         }
     }
     // ECN and CNPs: CE marks answered by CNPs from the receiver, or not.
-    let answers =
-        |f: &&(String, String, String, u64)| facts.cnp_pairs.contains(&(f.2.clone(), f.1.clone()));
-    let answered: Vec<&(String, String, String, u64)> = facts.ce.iter().filter(answers).collect();
-    let unanswered: Vec<&(String, String, String, u64)> =
+    let answers = |f: &&(String, Node, Node, u64)| facts.cnp_pairs.contains(&(f.2, f.1));
+    let answered: Vec<&(String, Node, Node, u64)> = facts.ce.iter().filter(answers).collect();
+    let unanswered: Vec<&(String, Node, Node, u64)> =
         facts.ce.iter().filter(|f| !answers(f)).collect();
     if !answered.is_empty() {
         let mean = |(sum, n): (u64, u64)| sum.checked_div(n).unwrap_or(0);
