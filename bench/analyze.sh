@@ -2,7 +2,8 @@
 # Benchmarks `gen` and `analyze` (issues #3 and #4), all peers measured in the same run:
 #  - gen --scenario mixed --packets 2000000 --snaplen 128 (time);
 #  - analyze of that capture vs `tshark -q -z conv,udp` and `cat FILE > /dev/null`;
-#  - analyze of a ~1 GB full-payload capture (ICRC verified) in GB/s;
+#  - analyze of a ~1 GB full-payload capture (ICRC verified) in GB/s, RoCEv2 and InfiniBand
+#    (ICRC and VCRC);
 #  - peak RSS for 2M and 4M packets (memory must grow with flows, not packets).
 # Times are medians of $N runs (default 5; tshark and gen: one run) and peak RSS medians of
 # $RSS_N runs (default 15), all in this one invocation; cat and analyze alternate run by run, as
@@ -40,6 +41,7 @@ rss_pair() {
 m2=bench/out/mixed-2m-s128.pcap
 m4=bench/out/mixed-4m-s128.pcap
 big=bench/out/clean-1g.pcap
+ib=bench/out/ib-1g.pcap
 i2=bench/out/incast-2m-s128.pcap
 i4=bench/out/incast-4m-s128.pcap
 gen_s=$(N=1 t $bin gen --scenario mixed --packets 2000000 --snaplen 128 -o $m2)
@@ -47,6 +49,7 @@ gen_s=$(N=1 t $bin gen --scenario mixed --packets 2000000 --snaplen 128 -o $m2)
 [ -f $i2 ] || $bin gen --scenario incast --packets 2000000 --snaplen 128 -o $i2 2>/dev/null
 [ -f $i4 ] || $bin gen --scenario incast --packets 4000000 --snaplen 128 -o $i4 2>/dev/null
 [ -f $big ] || $bin gen --scenario clean --packets 1150000 -o $big 2>/dev/null
+[ -f $ib ] || $bin gen --scenario ib --packets 850000 -o $ib 2>/dev/null
 # Flush the files just written (writeback would compete with the timed runs), then read them
 # into the page cache so every peer reads from memory.
 sync
@@ -65,6 +68,9 @@ pair_ratio=$(echo "$pairs" | awk '{print $1 / $2}' | sort -n | awk '{v[NR]=$1} E
 ts_s=$(N=1 t tshark -n -q -r $m2 -z conv,udp)
 big_bytes=$(stat -c %s $big)
 big_s=$(t $bin analyze --json $big)
+ib_bytes=$(stat -c %s $ib)
+cat $ib > /dev/null
+ib_s=$(t $bin analyze --json $ib)
 read -r rss2 rss4 rng2 rng4 <<< "$(rss_pair $m2 $m4)"
 read -r rssi2 rssi4 rngi2 rngi4 <<< "$(rss_pair $i2 $i4)"
 
@@ -75,6 +81,7 @@ printf 'cat FILE > /dev/null, same file:            %.3f s\n' "$cat_s"
 printf 'ratio analyze / tshark conv:                %.1fx\n' "$(echo "$ts_s / $an_s" | bc -l)"
 printf 'analyze speed as a fraction of cat:         %.3f (median of the run-by-run ratios: %.3f)\n' "$(echo "$cat_s / $an_s" | bc -l)" "$pair_ratio"
 printf 'analyze %s bytes full payload + ICRC:   %.3f s = %.2f GB/s\n' "$big_bytes" "$big_s" "$(echo "$big_bytes / $big_s / 1000000000" | bc -l)"
+printf 'analyze %s bytes InfiniBand + ICRC + VCRC: %.3f s = %.2f GB/s\n' "$ib_bytes" "$ib_s" "$(echo "$ib_bytes / $ib_s / 1000000000" | bc -l)"
 printf 'peak RSS, mixed (new connections keep opening): 2M packets %d KB, 4M packets %d KB (+%.1f%%)\n' "$rss2" "$rss4" "$(echo "($rss4 - $rss2) * 100 / $rss2" | bc -l)"
 printf '  medians of %d runs each; ranges %s and %s KB\n' "${RSS_N:-15}" "$rng2" "$rng4"
 f2=$($bin analyze --json $m2 | grep -c '"dest_qp"')
