@@ -1,10 +1,11 @@
 //! The dominant packet of a RoCEv2 capture — Ethernet, at most one VLAN tag, IPv4 without
-//! options or fragmentation, UDP to a RoCEv2 port, BTH and its extension headers all captured —
+//! options or fragmentation or IPv6 without extension headers, UDP to a RoCEv2 port, BTH and
+//! its extension headers all captured —
 //! turned into an [`Event`] straight from the bytes, without building a whole [`Frame`].
 //!
 //! This is the analysis hot path: a general frame holds every layer's fields for `show`, and
 //! filling then copying it costs more than the analysis of the packet. Anything else (other
-//! encapsulations, IPv6, fragments, MADs, cut headers, malformed lengths) returns `None` and goes
+//! encapsulations, IPv6 extension headers, fragments, MADs, cut headers, malformed lengths) returns `None` and goes
 //! through [`Frame::decode`]; where this path answers, its event equals the general one — the
 //! tests check that on every scenario and on damaged bytes.
 //!
@@ -16,7 +17,7 @@ use rdmascope_wire::ethernet::{self, ethertype, EthernetFrame, VlanRepr};
 use rdmascope_wire::ext::{Aeth, Reth};
 use rdmascope_wire::frame::Encap;
 use rdmascope_wire::icrc;
-use rdmascope_wire::ip::{protocol, Ipv4Packet};
+use rdmascope_wire::ip::{protocol, Ipv4Packet, Ipv6Packet};
 use rdmascope_wire::link::linktype;
 use rdmascope_wire::opcode::{ext, OpInfo, Operation, Transport};
 use rdmascope_wire::udp::UdpPacket;
@@ -25,9 +26,10 @@ use rdmascope_wire::{DecodeOptions, IcrcStatus};
 use crate::analyzer::{flow_slot, mac_word, v4_pair, Bth, Event, Node, PacketMeta};
 
 const IPV4_HEADER_LEN: usize = 20;
+const IPV6_HEADER_LEN: usize = 40;
 const UDP_HEADER_LEN: usize = 8;
 
-/// Writes the event of a plain RoCEv2-over-IPv4 frame into `e`, field by field (an event is
+/// Writes the event of a plain RoCEv2 frame (IPv4 or IPv6) into `e`, field by field (an event is
 /// large: building it apart and moving it in cost more than the rest of this function). `None`,
 /// with `e` unchanged, for anything else.
 #[inline(always)]
@@ -52,26 +54,40 @@ pub(crate) fn rocev2(
         ty = v.ethertype;
         at += ethernet::VLAN_LEN;
     }
-    if ty != ethertype::IPV4 {
-        return None;
-    }
     let truncated = (d.len() as u64) < u64::from(orig_len);
-
-    // IPv4 (RFC 791): a 20-byte header, not a fragment, a length the frame can hold.
-    let ip = Ipv4Packet::new_checked(&d[at..]).ok()?;
-    let total = usize::from(ip.total_len());
-    if ip.header_len() != IPV4_HEADER_LEN
-        || ip.more_frags()
-        || ip.frag_offset() != 0
-        || ip.protocol() != protocol::UDP
-        || (at + total > d.len() && !truncated)
-    {
-        return None;
-    }
-    let end = at + total;
+    let (hl, end, ecn, dscp, src, dst) = match ty {
+        // IPv4 (RFC 791): a 20-byte header, not a fragment, a length the frame can hold.
+        ethertype::IPV4 => {
+            let ip = Ipv4Packet::new_checked(&d[at..]).ok()?;
+            let total = usize::from(ip.total_len());
+            if ip.header_len() != IPV4_HEADER_LEN
+                || ip.more_frags()
+                || ip.frag_offset() != 0
+                || ip.protocol() != protocol::UDP
+                || (at + total > d.len() && !truncated)
+            {
+                return None;
+            }
+            let (s, t) = (Node::V4(ip.src_addr()), Node::V4(ip.dst_addr()));
+            (IPV4_HEADER_LEN, at + total, ip.ecn(), ip.dscp(), s, t)
+        }
+        // IPv6 (RFC 8200): UDP right after the fixed header (no extension header), a payload
+        // length the frame can hold.
+        ethertype::IPV6 => {
+            let ip = Ipv6Packet::new_checked(&d[at..]).ok()?;
+            let end = at + IPV6_HEADER_LEN + usize::from(ip.payload_len());
+            if ip.next_header() != protocol::UDP || (end > d.len() && !truncated) {
+                return None;
+            }
+            let tc = ip.traffic_class();
+            let (s, t) = (Node::Gid(ip.src_addr()), Node::Gid(ip.dst_addr()));
+            (IPV6_HEADER_LEN, end, tc & 3, tc >> 2, s, t)
+        }
+        _ => return None,
+    };
 
     // UDP (RFC 768) to a RoCEv2 port.
-    let u_at = at + IPV4_HEADER_LEN;
+    let u_at = at + hl;
     let udp = UdpPacket::new_checked(d.get(u_at..)?).ok()?;
     let udp_len = usize::from(udp.len());
     if u_at + udp_len > end || !opts.is_roce_port(udp.dst_port()) {
@@ -106,7 +122,7 @@ pub(crate) fn rocev2(
         None => Some(IcrcStatus::Truncated),
         Some(_) if !opts.verify_crc => None,
         Some(stored) => Some(
-            match icrc::rocev2(&d[at..icrc_end - 4], IPV4_HEADER_LEN, false) {
+            match icrc::rocev2(&d[at..icrc_end - 4], hl, hl == IPV6_HEADER_LEN) {
                 Some(c) if c == stored => IcrcStatus::Ok,
                 Some(_) => IcrcStatus::Bad,
                 None => IcrcStatus::Unverifiable,
@@ -114,7 +130,6 @@ pub(crate) fn rocev2(
         ),
     };
 
-    let (src, dst) = (Node::V4(ip.src_addr()), Node::V4(ip.dst_addr()));
     // Every field by name (no `..`), so a field added to `Event` cannot keep a stale value.
     let Event {
         meta: e_meta,
@@ -164,8 +179,8 @@ pub(crate) fn rocev2(
         |w| u64::from_be_bytes(w) & 0xffff_ffff_ffff | 1 << 48,
     );
     *e_icrc = icrc;
-    *e_ecn = Some(ip.ecn());
-    *e_prio = pcp.unwrap_or(ip.dscp() >> 3);
+    *e_ecn = Some(ecn);
+    *e_prio = pcp.unwrap_or(dscp >> 3);
     *e_udp_sport = Some(udp.src_port());
     *e_aeth = aeth;
     *e_dma_len = dma_len;
@@ -263,8 +278,8 @@ mod tests {
                         quick += usize::from(agrees(*link, d, *orig, &opts));
                     }
                 }
-                // The quick path carries IPv4 RoCEv2 data (not IPv6, not native IB).
-                if !ipv6 && scenario != Scenario::Ib {
+                // The quick path carries RoCEv2 data (not native IB).
+                if scenario != Scenario::Ib {
                     assert!(
                         quick > frames.len(),
                         "{} {snaplen} {vlan:?}",
@@ -277,7 +292,8 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3000))]
-        /// Damaged RoCEv2 frames: flipped bytes (lengths, versions, opcodes, ports) and cuts.
+        /// Damaged RoCEv2 frames (IPv4 and IPv6): flipped bytes (lengths, versions, next
+        /// headers, opcodes, ports) and cuts.
         #[test]
         fn damaged_frames_decode_as_the_general_decoder_does(
             pick in any::<prop::sample::Index>(),
@@ -309,6 +325,12 @@ mod tests {
         .chain(scenario_frames(&GenOptions {
             scenario: Scenario::Lossy,
             packets: Some(2000),
+            ..GenOptions::default()
+        }))
+        .chain(scenario_frames(&GenOptions {
+            scenario: Scenario::Mixed,
+            packets: Some(2000),
+            ipv6: true,
             ..GenOptions::default()
         }))
         .collect();
