@@ -172,7 +172,7 @@ impl Event {
         orig_len: u32,
         opts: &DecodeOptions,
     ) {
-        if crate::quick::rocev2(self, meta, linktype, data, orig_len, opts).is_none() {
+        if crate::quick::event(self, meta, linktype, data, orig_len, opts).is_none() {
             *self = Frame::decode_with(linktype, data, orig_len, opts, |f| Self::new(meta, f));
         }
     }

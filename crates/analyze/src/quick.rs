@@ -16,9 +16,11 @@ use rdmascope_wire::bth::{self, BthPacket};
 use rdmascope_wire::ethernet::{self, ethertype, EthernetFrame, VlanRepr};
 use rdmascope_wire::ext::{Aeth, Reth};
 use rdmascope_wire::frame::Encap;
+use rdmascope_wire::grh::{self, GrhPacket};
 use rdmascope_wire::icrc;
 use rdmascope_wire::ip::{protocol, Ipv4Packet, Ipv6Packet};
-use rdmascope_wire::link::linktype;
+use rdmascope_wire::link::{erf_type, linktype, ErfRepr};
+use rdmascope_wire::lrh::{self, LrhPacket};
 use rdmascope_wire::opcode::{ext, OpInfo, Operation, Transport};
 use rdmascope_wire::udp::UdpPacket;
 use rdmascope_wire::{DecodeOptions, IcrcStatus};
@@ -29,11 +31,11 @@ const IPV4_HEADER_LEN: usize = 20;
 const IPV6_HEADER_LEN: usize = 40;
 const UDP_HEADER_LEN: usize = 8;
 
-/// Writes the event of a plain RoCEv2 frame (IPv4 or IPv6) into `e`, field by field (an event is
-/// large: building it apart and moving it in cost more than the rest of this function). `None`,
-/// with `e` unchanged, for anything else.
+/// Writes the event of a plain RoCEv2 frame (IPv4 or IPv6) or native IB frame into `e`, field by
+/// field (an event is large: building it apart and moving it in cost more than the rest of this
+/// function). `None`, with `e` unchanged, for anything else.
 #[inline(always)]
-pub(crate) fn rocev2(
+pub(crate) fn event(
     e: &mut Event,
     meta: PacketMeta,
     link: u32,
@@ -41,9 +43,50 @@ pub(crate) fn rocev2(
     orig_len: u32,
     opts: &DecodeOptions,
 ) -> Option<()> {
-    if link != linktype::ETHERNET {
-        return None;
-    }
+    let truncated = (d.len() as u64) < u64::from(orig_len);
+    let h = match link {
+        linktype::ETHERNET => rocev2(d, truncated, opts)?,
+        linktype::INFINIBAND => ib(d, 0, truncated)?,
+        linktype::ERF => {
+            let (erf, off) = ErfRepr::parse(d).ok()?;
+            if erf.rtype != erf_type::INFINIBAND {
+                return None;
+            }
+            // The ERF wire length is the packet's real length.
+            let cut = d.len() - off.min(d.len()) < usize::from(erf.wlen);
+            ib(d, off, truncated || cut)?
+        }
+        _ => return None,
+    };
+    transport(e, meta, d, &h, opts)
+}
+
+/// Where the transport headers are and what the layers below them said.
+struct Below {
+    truncated: bool,
+    /// BTH offset, and bytes from the BTH through the ICRC per the enclosing headers.
+    tstart: usize,
+    tlen: usize,
+    src: Node,
+    dst: Node,
+    encap: Encap,
+    ecn: Option<u8>,
+    prio: u8,
+    udp_sport: Option<u16>,
+    eth_src: u64,
+    icrc: IcrcOver,
+}
+
+/// What the ICRC covers (IBTA Annex A17.3.3, §7.8.1): from the IP header, the LRH or the GRH.
+enum IcrcOver {
+    RoceV2 { ip_at: usize, hl: usize },
+    IbLocal { lrh_at: usize },
+    Grh { grh_at: usize },
+}
+
+/// Ethernet, at most one VLAN tag, IPv4 or IPv6, UDP to a RoCEv2 port.
+#[inline(always)]
+fn rocev2(d: &[u8], truncated: bool, opts: &DecodeOptions) -> Option<Below> {
     let eth = EthernetFrame::new_checked(d).ok()?;
     let mut ty = eth.ethertype();
     let mut at = ethernet::HEADER_LEN;
@@ -54,7 +97,6 @@ pub(crate) fn rocev2(
         ty = v.ethertype;
         at += ethernet::VLAN_LEN;
     }
-    let truncated = (d.len() as u64) < u64::from(orig_len);
     let (hl, end, ecn, dscp, src, dst) = match ty {
         // IPv4 (RFC 791): a 20-byte header, not a fragment, a length the frame can hold.
         ethertype::IPV4 => {
@@ -94,9 +136,85 @@ pub(crate) fn rocev2(
         return None;
     }
 
-    // BTH (IBTA 9.2) and the extension headers its opcode implies (Table 38), all captured.
     let tstart = u_at + UDP_HEADER_LEN;
-    let tlen = udp_len - UDP_HEADER_LEN;
+    Some(Below {
+        truncated,
+        tstart,
+        tlen: udp_len - UDP_HEADER_LEN,
+        src,
+        dst,
+        encap: Encap::RoceV2,
+        ecn: Some(ecn),
+        prio: pcp.unwrap_or(dscp >> 3),
+        udp_sport: Some(udp.src_port()),
+        // The source MAC is bytes 6..12 (IEEE 802.3 §3.1.1): read with the two before it in
+        // one word, then masked (`mac_word` of it).
+        eth_src: d.get(4..12).and_then(|w| w.try_into().ok()).map_or_else(
+            || mac_word(eth.src_addr()),
+            |w| u64::from_be_bytes(w) & 0xffff_ffff_ffff | 1 << 48,
+        ),
+        icrc: IcrcOver::RoceV2 { ip_at: at, hl },
+    })
+}
+
+/// Native IB at `at`: an LRH (IBTA §7.7), then the BTH (LNH "IBA local") or a GRH (§8.3, LNH
+/// "IBA global", next header IBA) and the BTH.
+#[inline(always)]
+fn ib(d: &[u8], at: usize, truncated: bool) -> Option<Below> {
+    let l = LrhPacket::new_checked(d.get(at..)?).ok()?;
+    let pkt_end = at + usize::from(l.pktlen()) * 4;
+    if pkt_end < at + lrh::HEADER_LEN || (pkt_end > d.len() && !truncated) {
+        return None;
+    }
+    let (src, dst) = (Node::Lid(l.slid()), Node::Lid(l.dlid()));
+    let below = |tstart, tlen, src, dst, icrc| Below {
+        truncated,
+        tstart,
+        tlen,
+        src,
+        dst,
+        encap: Encap::Ib,
+        ecn: None,
+        prio: 0,
+        udp_sport: None,
+        eth_src: 0,
+        icrc,
+    };
+    let g_at = at + lrh::HEADER_LEN;
+    match l.lnh() {
+        lrh::lnh::IBA_LOCAL => Some(below(
+            g_at,
+            pkt_end - g_at,
+            src,
+            dst,
+            IcrcOver::IbLocal { lrh_at: at },
+        )),
+        lrh::lnh::IBA_GLOBAL => {
+            let g = GrhPacket::new_checked(d.get(g_at..)?).ok()?;
+            let tstart = g_at + grh::HEADER_LEN;
+            let tlen = usize::from(g.paylen());
+            if g.nxthdr() != grh::NXTHDR_IBA || (tstart + tlen > d.len() && !truncated) {
+                return None;
+            }
+            let (s, t) = (Node::Gid(g.sgid()), Node::Gid(g.dgid()));
+            Some(below(tstart, tlen, s, t, IcrcOver::Grh { grh_at: g_at }))
+        }
+        _ => None,
+    }
+}
+
+/// The BTH, its extension headers and the ICRC, then the event.
+#[inline(always)]
+fn transport(
+    e: &mut Event,
+    meta: PacketMeta,
+    d: &[u8],
+    h: &Below,
+    opts: &DecodeOptions,
+) -> Option<()> {
+    let (tstart, tlen) = (h.tstart, h.tlen);
+    let (src, dst) = (h.src, h.dst);
+    // BTH (IBTA 9.2) and the extension headers its opcode implies (Table 38), all captured.
     let b = BthPacket::new_checked(d.get(tstart..)?).ok()?;
     let info = OpInfo::of(b.opcode());
     let ext_len = info.ext_len();
@@ -122,7 +240,13 @@ pub(crate) fn rocev2(
         None => Some(IcrcStatus::Truncated),
         Some(_) if !opts.verify_crc => None,
         Some(stored) => Some(
-            match icrc::rocev2(&d[at..icrc_end - 4], hl, hl == IPV6_HEADER_LEN) {
+            match match h.icrc {
+                IcrcOver::RoceV2 { ip_at, hl } => {
+                    icrc::rocev2(&d[ip_at..icrc_end - 4], hl, hl == IPV6_HEADER_LEN)
+                }
+                IcrcOver::IbLocal { lrh_at } => icrc::ib_local(&d[lrh_at..icrc_end - 4]),
+                IcrcOver::Grh { grh_at } => icrc::grh_based(&d[grh_at..icrc_end - 4]),
+            } {
                 Some(c) if c == stored => IcrcStatus::Ok,
                 Some(_) => IcrcStatus::Bad,
                 None => IcrcStatus::Unverifiable,
@@ -154,7 +278,7 @@ pub(crate) fn rocev2(
         cm: e_cm,
     } = e;
     *e_meta = meta;
-    *e_truncated = truncated;
+    *e_truncated = h.truncated;
     if e_macctl.is_some() {
         *e_macctl = None;
     }
@@ -170,18 +294,13 @@ pub(crate) fn rocev2(
     *e_nodes = Some((src, dst));
     *e_flow_slot = flow_slot(&src, &dst, b.destqp());
     *e_v4_pair = v4_pair(&src, &dst);
-    *e_encap = Some(Encap::RoceV2);
+    *e_encap = Some(h.encap);
     *e_payload_len = (tlen - hdrs - padcnt) as u32;
-    // The source MAC is bytes 6..12 (IEEE 802.3 §3.1.1): read with the two before it in one
-    // word, then masked (`mac_word` of it).
-    *e_eth_src = d.get(4..12).and_then(|w| w.try_into().ok()).map_or_else(
-        || mac_word(eth.src_addr()),
-        |w| u64::from_be_bytes(w) & 0xffff_ffff_ffff | 1 << 48,
-    );
+    *e_eth_src = h.eth_src;
     *e_icrc = icrc;
-    *e_ecn = Some(ecn);
-    *e_prio = pcp.unwrap_or(dscp >> 3);
-    *e_udp_sport = Some(udp.src_port());
+    *e_ecn = h.ecn;
+    *e_prio = h.prio;
+    *e_udp_sport = h.udp_sport;
     *e_aeth = aeth;
     *e_dma_len = dma_len;
     if e_cm.is_some() {
@@ -233,7 +352,7 @@ mod tests {
     /// Where the quick path answers, it answers what the general decoder does.
     fn agrees(link: u32, d: &[u8], orig_len: u32, opts: &DecodeOptions) -> bool {
         let mut e = Event::default();
-        if rocev2(&mut e, meta(orig_len), link, d, orig_len, opts).is_some() {
+        if event(&mut e, meta(orig_len), link, d, orig_len, opts).is_some() {
             assert_eq!(e, general(link, d, orig_len, opts), "frame {d:02x?}");
             true
         } else {
@@ -278,22 +397,20 @@ mod tests {
                         quick += usize::from(agrees(*link, d, *orig, &opts));
                     }
                 }
-                // The quick path carries RoCEv2 data (not native IB).
-                if scenario != Scenario::Ib {
-                    assert!(
-                        quick > frames.len(),
-                        "{} {snaplen} {vlan:?}",
-                        scenario.name()
-                    );
-                }
+                // The quick path carries the data of every scenario (RoCEv2 and native IB).
+                assert!(
+                    quick > frames.len(),
+                    "{} {snaplen} {vlan:?}",
+                    scenario.name()
+                );
             }
         }
     }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3000))]
-        /// Damaged RoCEv2 frames (IPv4 and IPv6): flipped bytes (lengths, versions, next
-        /// headers, opcodes, ports) and cuts.
+        /// Damaged RoCEv2 (IPv4 and IPv6) and native IB frames: flipped bytes (lengths,
+        /// versions, next headers, LNHs, opcodes, ports) and cuts.
         #[test]
         fn damaged_frames_decode_as_the_general_decoder_does(
             pick in any::<prop::sample::Index>(),
@@ -331,6 +448,11 @@ mod tests {
             scenario: Scenario::Mixed,
             packets: Some(2000),
             ipv6: true,
+            ..GenOptions::default()
+        }))
+        .chain(scenario_frames(&GenOptions {
+            scenario: Scenario::Ib,
+            packets: Some(2000),
             ..GenOptions::default()
         }))
         .collect();
