@@ -111,12 +111,17 @@ fn owned(x: Record<'_>) -> (u64, u32, u32, u32, Option<u64>, Vec<u8>) {
     )
 }
 
-fn one_by_one(bytes: Vec<u8>) -> Records {
+/// Every record read one at a time, each framed by pcap-parser (or the classic pcap header
+/// alone) when `general`, else as the reader frames it by default.
+fn one_by_one_as(bytes: Vec<u8>, general: bool) -> Records {
     let mut out = Vec::new();
     let mut r = match CaptureReader::from_reader("mem", Box::new(std::io::Cursor::new(bytes))) {
         Ok(r) => r,
         Err(e) => return (out, Some(e.to_string())),
     };
+    if general {
+        r.frame_generally();
+    }
     loop {
         match r.next() {
             Ok(Some(x)) => out.push(owned(x)),
@@ -124,6 +129,11 @@ fn one_by_one(bytes: Vec<u8>) -> Records {
             Err(e) => return (out, Some(e.to_string())),
         }
     }
+}
+
+/// The reference: every record framed by pcap-parser (or the classic pcap header alone).
+fn one_by_one(bytes: Vec<u8>) -> Records {
+    one_by_one_as(bytes, true)
 }
 
 fn by_chunks(bytes: Vec<u8>, max: usize, budget: usize) -> Records {
@@ -151,6 +161,7 @@ fn chunks_hold_the_same_records_as_single_reads() {
         let want = one_by_one(bytes.clone());
         assert_eq!((want.0.len(), &want.1), (n, &None));
         // Budgets below one record make the buffer grow for it; big ones take the whole file.
+        assert_eq!(one_by_one_as(bytes.clone(), false), want);
         for (max, budget) in [(1, 1), (3, 50), (8, 100), (100, 1 << 20)] {
             assert_eq!(
                 by_chunks(bytes.clone(), max, budget),
@@ -191,8 +202,10 @@ proptest! {
         }
         b.truncate(cut % (n + 1));
         let _ = read_all(b.clone());
-        // Reading in chunks delivers the same good records and then the same error.
+        // Reading one by one with the fast framing, and in chunks, delivers the same good
+        // records and then the same error as pcap-parser's framing.
         let want = one_by_one(b.clone());
+        prop_assert_eq!(one_by_one_as(b.clone(), false), want.clone());
         prop_assert_eq!(by_chunks(b.clone(), 3, 90), want.clone());
         prop_assert_eq!(by_chunks(b, 1000, 1 << 16), want);
     }
