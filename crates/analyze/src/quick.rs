@@ -1,13 +1,14 @@
-//! The dominant packet of a RoCEv2 capture — Ethernet, at most one VLAN tag, IPv4 without
-//! options or fragmentation or IPv6 without extension headers, UDP to a RoCEv2 port, BTH and
-//! its extension headers all captured —
-//! turned into an [`Event`] straight from the bytes, without building a whole [`Frame`].
+//! The dominant packet of a capture — RoCEv2 (Ethernet with at most one VLAN tag, or a Linux
+//! cooked header; IPv4 without options or fragmentation, or IPv6 without extension headers; UDP
+//! to a RoCEv2 port) or native IB (an LRH, maybe a GRH), with the BTH and its extension headers
+//! all captured — turned into an [`Event`] straight from the bytes, without building a whole
+//! [`Frame`].
 //!
 //! This is the analysis hot path: a general frame holds every layer's fields for `show`, and
 //! filling then copying it costs more than the analysis of the packet. Anything else (other
-//! encapsulations, IPv6 extension headers, fragments, MADs, cut headers, malformed lengths) returns `None` and goes
-//! through [`Frame::decode`]; where this path answers, its event equals the general one — the
-//! tests check that on every scenario and on damaged bytes.
+//! encapsulations, IPv6 extension headers, fragments, MADs, cut headers, malformed lengths)
+//! returns `None` and goes through [`Frame::decode`]; where this path answers, its event equals
+//! the general one — the tests check that on every scenario and on damaged bytes.
 //!
 //! [`Frame`]: rdmascope_wire::Frame
 //! [`Frame::decode`]: rdmascope_wire::Frame::decode
@@ -19,7 +20,7 @@ use rdmascope_wire::frame::Encap;
 use rdmascope_wire::grh::{self, GrhPacket};
 use rdmascope_wire::icrc;
 use rdmascope_wire::ip::{protocol, Ipv4Packet, Ipv6Packet};
-use rdmascope_wire::link::{erf_type, linktype, ErfRepr};
+use rdmascope_wire::link::{erf_type, linktype, ErfRepr, Sll2Repr, SllRepr};
 use rdmascope_wire::lrh::{self, LrhPacket};
 use rdmascope_wire::opcode::{ext, OpInfo, Operation, Transport};
 use rdmascope_wire::udp::UdpPacket;
@@ -45,7 +46,9 @@ pub(crate) fn event(
 ) -> Option<()> {
     let truncated = (d.len() as u64) < u64::from(orig_len);
     let h = match link {
-        linktype::ETHERNET => rocev2(d, truncated, opts)?,
+        linktype::ETHERNET | linktype::LINUX_SLL | linktype::LINUX_SLL2 => {
+            rocev2(d, link, truncated, opts)?
+        }
         linktype::INFINIBAND => ib(d, 0, truncated)?,
         linktype::ERF => {
             let (erf, off) = ErfRepr::parse(d).ok()?;
@@ -84,19 +87,34 @@ enum IcrcOver {
     Grh { grh_at: usize },
 }
 
-/// Ethernet, at most one VLAN tag, IPv4 or IPv6, UDP to a RoCEv2 port.
+/// Ethernet with at most one VLAN tag, or a Linux cooked header (v1 or v2, as `tcpdump -i any`
+/// writes), then IPv4 or IPv6, UDP to a RoCEv2 port.
 #[inline(always)]
-fn rocev2(d: &[u8], truncated: bool, opts: &DecodeOptions) -> Option<Below> {
-    let eth = EthernetFrame::new_checked(d).ok()?;
-    let mut ty = eth.ethertype();
-    let mut at = ethernet::HEADER_LEN;
-    let mut pcp = None;
-    if ethernet::is_vlan_tpid(ty) {
-        let v = VlanRepr::parse(ty, d.get(at..)?).ok()?;
-        pcp = Some(v.pcp);
-        ty = v.ethertype;
-        at += ethernet::VLAN_LEN;
-    }
+fn rocev2(d: &[u8], link: u32, truncated: bool, opts: &DecodeOptions) -> Option<Below> {
+    let (ty, at, pcp, eth_src) = match link {
+        linktype::ETHERNET => {
+            let eth = EthernetFrame::new_checked(d).ok()?;
+            let mut ty = eth.ethertype();
+            let mut at = ethernet::HEADER_LEN;
+            let mut pcp = None;
+            if ethernet::is_vlan_tpid(ty) {
+                let v = VlanRepr::parse(ty, d.get(at..)?).ok()?;
+                pcp = Some(v.pcp);
+                ty = v.ethertype;
+                at += ethernet::VLAN_LEN;
+            }
+            // The source MAC is bytes 6..12 (IEEE 802.3 §3.1.1): read with the two before it
+            // in one word, then masked (`mac_word` of it).
+            let src = d.get(4..12).and_then(|w| w.try_into().ok()).map_or_else(
+                || mac_word(eth.src_addr()),
+                |w| u64::from_be_bytes(w) & 0xffff_ffff_ffff | 1 << 48,
+            );
+            (ty, at, pcp, src)
+        }
+        linktype::LINUX_SLL => (SllRepr::parse(d).ok()?.protocol, SllRepr::LEN, None, 0),
+        linktype::LINUX_SLL2 => (Sll2Repr::parse(d).ok()?.protocol, Sll2Repr::LEN, None, 0),
+        _ => return None,
+    };
     let (hl, end, ecn, dscp, src, dst) = match ty {
         // IPv4 (RFC 791): a 20-byte header, not a fragment, a length the frame can hold.
         ethertype::IPV4 => {
@@ -147,12 +165,7 @@ fn rocev2(d: &[u8], truncated: bool, opts: &DecodeOptions) -> Option<Below> {
         ecn: Some(ecn),
         prio: pcp.unwrap_or(dscp >> 3),
         udp_sport: Some(udp.src_port()),
-        // The source MAC is bytes 6..12 (IEEE 802.3 §3.1.1): read with the two before it in
-        // one word, then masked (`mac_word` of it).
-        eth_src: d.get(4..12).and_then(|w| w.try_into().ok()).map_or_else(
-            || mac_word(eth.src_addr()),
-            |w| u64::from_be_bytes(w) & 0xffff_ffff_ffff | 1 << 48,
-        ),
+        eth_src,
         icrc: IcrcOver::RoceV2 { ip_at: at, hl },
     })
 }
@@ -361,6 +374,31 @@ mod tests {
         }
     }
 
+    /// The untagged Ethernet frames of `frames` as Linux cooked v1 and v2 captures (as
+    /// `tcpdump -i any` writes them) would hold them.
+    fn cooked(frames: &[(u32, u32, Vec<u8>)]) -> Vec<(u32, u32, Vec<u8>)> {
+        let mut out = Vec::new();
+        for (link, orig, d) in frames {
+            if *link != linktype::ETHERNET || d.len() < 14 || d[12..14] == [0x81, 0x00] {
+                continue;
+            }
+            let (ty, rest) = ([d[12], d[13]], &d[14..]);
+            let mut v1 = vec![0, 4, 0, 1, 0, 6];
+            v1.extend_from_slice(&d[6..12]);
+            v1.extend([0, 0]);
+            v1.extend(ty);
+            v1.extend_from_slice(rest);
+            out.push((linktype::LINUX_SLL, orig + 2, v1));
+            let mut v2 = ty.to_vec();
+            v2.extend([0, 0, 0, 0, 0, 3, 0, 1, 4, 6]);
+            v2.extend_from_slice(&d[6..12]);
+            v2.extend([0, 0]);
+            v2.extend_from_slice(rest);
+            out.push((linktype::LINUX_SLL2, orig + 6, v2));
+        }
+        out
+    }
+
     fn scenario_frames(o: &GenOptions) -> Vec<(u32, u32, Vec<u8>)> {
         let mut f = Frames(Vec::new());
         generate(o, &mut f).unwrap();
@@ -391,13 +429,16 @@ mod tests {
                     ..GenOptions::default()
                 };
                 let mut quick = 0;
-                let frames = scenario_frames(&o);
+                let mut frames = scenario_frames(&o);
+                let cooked = cooked(&frames);
+                frames.extend(cooked);
                 for (link, orig, d) in &frames {
                     for opts in [DecodeOptions::default(), no_crc] {
                         quick += usize::from(agrees(*link, d, *orig, &opts));
                     }
                 }
-                // The quick path carries the data of every scenario (RoCEv2 and native IB).
+                // The quick path carries the data of every scenario (RoCEv2, also cooked, and
+                // native IB).
                 assert!(
                     quick > frames.len(),
                     "{} {snaplen} {vlan:?}",
@@ -409,8 +450,8 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3000))]
-        /// Damaged RoCEv2 (IPv4 and IPv6) and native IB frames: flipped bytes (lengths,
-        /// versions, next headers, LNHs, opcodes, ports) and cuts.
+        /// Damaged RoCEv2 (Ethernet and cooked, IPv4 and IPv6) and native IB frames: flipped
+        /// bytes (lengths, versions, next headers, LNHs, opcodes, ports) and cuts.
         #[test]
         fn damaged_frames_decode_as_the_general_decoder_does(
             pick in any::<prop::sample::Index>(),
@@ -455,6 +496,12 @@ mod tests {
             packets: Some(2000),
             ..GenOptions::default()
         }))
+        .chain(cooked(&scenario_frames(&GenOptions {
+            scenario: Scenario::Lossy,
+            packets: Some(1000),
+            ipv6: true,
+            ..GenOptions::default()
+        })))
         .collect();
     }
 }
