@@ -32,7 +32,7 @@ const IPV4_HEADER_LEN: usize = 20;
 const IPV6_HEADER_LEN: usize = 40;
 const UDP_HEADER_LEN: usize = 8;
 
-/// Writes the event of a plain RoCEv2 frame (IPv4 or IPv6) or native IB frame into `e`, field by
+/// Writes the event of a plain RoCEv2 or native IB frame (see the module) into `e`, field by
 /// field (an event is large: building it apart and moving it in cost more than the rest of this
 /// function). `None`, with `e` unchanged, for anything else.
 #[inline(always)]
@@ -80,11 +80,25 @@ struct Below {
     icrc: IcrcOver,
 }
 
-/// What the ICRC covers (IBTA Annex A17.3.3, §7.8.1): from the IP header, the LRH or the GRH.
+/// What the ICRC covers (IBTA §7.8.1, Annex A17.3.3): from the IP header, the LRH or the GRH.
 enum IcrcOver {
     RoceV2 { ip_at: usize, hl: usize },
     IbLocal { lrh_at: usize },
     Grh { grh_at: usize },
+}
+
+impl IcrcOver {
+    /// The ICRC of the packet in `d` whose ICRC field starts at `icrc_at`.
+    #[inline(always)]
+    fn compute(&self, d: &[u8], icrc_at: usize) -> Option<u32> {
+        match *self {
+            Self::RoceV2 { ip_at, hl } => {
+                icrc::rocev2(&d[ip_at..icrc_at], hl, hl == IPV6_HEADER_LEN)
+            }
+            Self::IbLocal { lrh_at } => icrc::ib_local(&d[lrh_at..icrc_at]),
+            Self::Grh { grh_at } => icrc::grh_based(&d[grh_at..icrc_at]),
+        }
+    }
 }
 
 /// Ethernet with at most one VLAN tag, or a Linux cooked header (v1 or v2, as `tcpdump -i any`
@@ -252,19 +266,11 @@ fn transport(
     let icrc = match d.get(icrc_end - 4..icrc_end).and_then(icrc::read_icrc) {
         None => Some(IcrcStatus::Truncated),
         Some(_) if !opts.verify_crc => None,
-        Some(stored) => Some(
-            match match h.icrc {
-                IcrcOver::RoceV2 { ip_at, hl } => {
-                    icrc::rocev2(&d[ip_at..icrc_end - 4], hl, hl == IPV6_HEADER_LEN)
-                }
-                IcrcOver::IbLocal { lrh_at } => icrc::ib_local(&d[lrh_at..icrc_end - 4]),
-                IcrcOver::Grh { grh_at } => icrc::grh_based(&d[grh_at..icrc_end - 4]),
-            } {
-                Some(c) if c == stored => IcrcStatus::Ok,
-                Some(_) => IcrcStatus::Bad,
-                None => IcrcStatus::Unverifiable,
-            },
-        ),
+        Some(stored) => Some(match h.icrc.compute(d, icrc_end - 4) {
+            Some(c) if c == stored => IcrcStatus::Ok,
+            Some(_) => IcrcStatus::Bad,
+            None => IcrcStatus::Unverifiable,
+        }),
     };
 
     // Every field by name (no `..`), so a field added to `Event` cannot keep a stale value.
