@@ -2579,9 +2579,7 @@ mod tests {
         }
     }
 
-    /// CM paired node 1's QP 0x20 with node 2's QP 0x30. The QP then talks to node 3 (its QPN
-    /// reused, no CM captured): node 3's ACKs answer node 1's requests to node 3, not the
-    /// requests CM's pair sent to node 2.
+    /// An IPv4 node prints as `Ipv4Addr` does, padding and precision included.
     #[test]
     fn ipv4_nodes_print_as_ipv4addr_does() {
         for a in [
@@ -2604,6 +2602,9 @@ mod tests {
         }
     }
 
+    /// CM paired node 1's QP 0x20 with node 2's QP 0x30. The QP then talks to node 3 (its QPN
+    /// reused, no CM captured): node 3's ACKs answer node 1's requests to node 3, not the
+    /// requests CM's pair sent to node 2.
     #[test]
     fn cm_pairs_only_the_nodes_it_saw() {
         use rdmascope_wire::mad::{CmRep, CmReq};

@@ -28,7 +28,7 @@ pub const CRC16_VCRC: crc::Algorithm<u16> = crc::Algorithm {
     residue: 0x0000,
 };
 /// Slice-by-16 tables (8 KB): the VCRC covers every byte of an IB packet, and a byte at a
-/// time it limited IB captures to about a quarter of the RoCE throughput.
+/// time it held the decoding of full-payload IB captures to about a quarter of RoCE's speed.
 static VCRC: crc::Crc<u16, crc::Table<16>> = crc::Crc::<u16, crc::Table<16>>::new(&CRC16_VCRC);
 
 /// A hasher seeded with [`SEED_FF8`] (`ff8`) or with the plain CRC-32 start. Both are built
