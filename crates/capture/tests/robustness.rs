@@ -160,8 +160,8 @@ fn chunks_hold_the_same_records_as_single_reads() {
     for (bytes, n) in [(pcap(), 8), (pcapng(), 8), (pcapng_sections(), 14)] {
         let want = one_by_one(bytes.clone());
         assert_eq!((want.0.len(), &want.1), (n, &None));
-        // Budgets below one record make the buffer grow for it; big ones take the whole file.
         assert_eq!(one_by_one_as(bytes.clone(), false), want);
+        // Budgets below one record make the buffer grow for it; big ones take the whole file.
         for (max, budget) in [(1, 1), (3, 50), (8, 100), (100, 1 << 20)] {
             assert_eq!(
                 by_chunks(bytes.clone(), max, budget),
