@@ -1175,7 +1175,10 @@ pub struct Analyzer {
     pub(crate) pfc: BTreeMap<([u8; 6], u8), PfcState>,
     pub(crate) pfc_frames: (u64, u64, u64),
     pub(crate) capture: report::Capture,
+    /// `--link-speed`, else the first non-zero `if_speed` in the capture.
     pub(crate) link_bps: Option<u64>,
+    /// `link_bps` came from the configuration: it overrides every interface's `if_speed`.
+    link_forced: bool,
     pub(crate) fragments: (u64, Vec<u64>),
     pub(crate) frag_needed: (u64, Vec<u64>),
     pub(crate) perftest: bool,
@@ -1485,6 +1488,7 @@ impl Analyzer {
         };
         Self {
             link_bps: cfg.link_bps,
+            link_forced: cfg.link_bps.is_some(),
             flows: Vec::new(),
             index: FlowIndex::default(),
             cache: vec![0; FLOW_CACHE],
@@ -1678,7 +1682,7 @@ impl Analyzer {
     fn event_inline(&mut self, e: &Event) {
         self.slot(e.meta.ts_ns);
         let m = &e.meta;
-        if self.link_bps.is_none() && m.if_speed.is_some() {
+        if self.link_bps.is_none() && m.if_speed.is_some_and(|s| s > 0) {
             self.link_bps = m.if_speed;
         }
         if let Some(&(src, mc)) = e.macctl.as_deref() {
@@ -2208,8 +2212,13 @@ impl Analyzer {
 
     /// PFC/PAUSE episodes: an episode starts at a non-zero quanta frame, each further one
     /// extends it to max(end, ts + quanta time), and it ends at a zero-quanta frame or expiry.
+    /// A quantum is 512 bit times (IEEE 802.3 Annex 31B, 802.1Qbb) of the link the frame was
+    /// captured on: its interface's `if_speed` unless the configuration forces one.
     fn pfc_frame(&mut self, m: &PacketMeta, src: [u8; 6], mc: MacControl) {
-        let link = self.link_bps();
+        let link = match m.if_speed {
+            Some(s) if s > 0 && !self.link_forced => s,
+            _ => self.link_bps(),
+        };
         let prios: Vec<(u8, u16)> = match mc {
             MacControl::Pfc { enable, quanta } => (0..8u8)
                 .filter(|p| enable >> p & 1 == 1)

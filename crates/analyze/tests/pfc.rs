@@ -44,18 +44,27 @@ fn pause(src: u8, quanta: u16) -> Vec<u8> {
 }
 
 fn run(frames: &[(u64, Vec<u8>)], link: u64) -> rdmascope_analyze::Report {
+    let frames: Vec<_> = frames
+        .iter()
+        .map(|(ts, d)| (*ts, None, d.clone()))
+        .collect();
+    run_on(&frames, Some(link))
+}
+
+/// Frames (timestamp, the `if_speed` of their interface, bytes); `link` as `--link-speed`.
+fn run_on(frames: &[(u64, Option<u64>, Vec<u8>)], link: Option<u64>) -> rdmascope_analyze::Report {
     let mut a = Analyzer::new(Config {
-        link_bps: Some(link),
+        link_bps: link,
         files: vec![],
     });
-    for (i, (ts, d)) in frames.iter().enumerate() {
+    for (i, (ts, if_speed, d)) in frames.iter().enumerate() {
         let f = Frame::decode(1, d, d.len() as u32, &DecodeOptions::default());
         a.packet(
             &PacketMeta {
                 number: i as u64 + 1,
                 ts_ns: *ts,
                 orig_len: d.len() as u32,
-                if_speed: None,
+                if_speed: *if_speed,
             },
             &f,
         );
@@ -110,4 +119,32 @@ fn link_speed_scales_quanta_and_pause_counts_all_priorities() {
     let r = run(&[(0, pause(2, 0xffff))], 400_000_000_000);
     assert_eq!(r.pfc.pause_ns_total, 83_885); // 65535 × 512 / 400e9 = 83884.8, rounded up
     assert_eq!(r.pfc.by_port[0].priority, 255);
+}
+
+/// A capture of several interfaces (pcapng): each PAUSE's quanta are bit times of the link it
+/// was captured on, unless `--link-speed` forces one; an `if_speed` of 0 says nothing.
+#[test]
+fn quanta_use_the_speed_of_the_frame_s_own_interface() {
+    let frames = [
+        (0, Some(100_000_000_000), pause(1, 0xffff)),
+        (0, Some(25_000_000_000), pause(2, 0xffff)),
+        (0, Some(0), pause(3, 0xffff)),
+        (0, None, pause(4, 0xffff)),
+    ];
+    let per_port = |r: &rdmascope_analyze::Report| -> Vec<u64> {
+        r.pfc.by_port.iter().map(|p| p.pause_ns).collect()
+    };
+    // Not forced: 100G and 25G as captured; no speed (0 or none): the capture's first, 100G.
+    let r = run_on(&frames, None);
+    assert_eq!(per_port(&r), [FULL_100G, 1_342_157, FULL_100G, FULL_100G]);
+    assert_eq!(r.capture.link_bps, 100_000_000_000);
+    // Forced to 400G: every port.
+    let r = run_on(&frames, Some(400_000_000_000));
+    assert_eq!(per_port(&r), [83_885; 4]);
+    // A capture whose only speed is 0, or none: 100G.
+    let r = run_on(&[(0, Some(0), pause(1, 0xffff))], None);
+    assert_eq!(
+        (per_port(&r), r.capture.link_bps),
+        (vec![FULL_100G], 100_000_000_000)
+    );
 }

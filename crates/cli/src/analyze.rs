@@ -20,7 +20,8 @@ pub struct AnalyzeArgs {
     /// Print the report as one JSON object (schema rdmascope.analyze.v1, see docs/json.md).
     #[arg(long)]
     pub json: bool,
-    /// Link speed for PFC pause time (default: the capture's if_speed, else 100G).
+    /// Link speed for PFC pause time, for every interface (default: the if_speed of the
+    /// interface each PAUSE was captured on, else 100G).
     #[arg(long, value_name = "SPEED")]
     pub link_speed: Option<String>,
     /// Also write a self-contained HTML report with charts to this file.
