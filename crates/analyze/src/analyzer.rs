@@ -1156,6 +1156,8 @@ pub(crate) struct PfcState {
     pub episodes: u64,
     pub longest: u64,
     pub first_frame: u64,
+    /// One 65535-quanta pause at the speed of the link of the port's last frame.
+    pub full_ns: u64,
 }
 
 /// The analyzer: feed it packets, then call [`Analyzer::finish`].
@@ -2240,6 +2242,7 @@ impl Analyzer {
                 st.first_frame = m.number;
             }
             st.frames += 1;
+            st.full_ns = quanta_to_ns(0xffff, link);
             if st.end > 0 && ts >= st.end {
                 let (s, e) = (st.start, st.end);
                 close(st, e);

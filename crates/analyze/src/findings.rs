@@ -3,10 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rdmascope_wire::macctl::quanta_to_ns;
 use rdmascope_wire::mad;
 
-use crate::analyzer::{Analyzer, Cite, Node};
+use crate::analyzer::{Analyzer, Cite, Node, PfcState};
 use crate::report::{self, Connection, Counters, End, Finding, Report, Severity, Totals};
 
 fn add(t: &mut Counters, o: &Counters) {
@@ -611,20 +610,21 @@ fn findings(
             "Pauses are how a lossless fabric absorbs bursts, but long or frequent ones mean a receiver or a congested switch port cannot keep up, and they spread congestion upstream (head-of-line blocking). Find the port that sends them and why its queue fills: incast, a slow receiver, or ECN thresholds above the PFC threshold.",
         );
     }
-    let full = quanta_to_ns(0xffff, pfc.link_bps);
-    let storms: Vec<&report::PfcPort> = pfc
+    // `by_port` is in the order of `a.pfc`; a port's full pause is at its own link's speed.
+    let storms: Vec<(&report::PfcPort, &PfcState)> = pfc
         .by_port
         .iter()
-        .filter(|p| p.longest_episode_ns > 2 * full)
+        .zip(a.pfc.values())
+        .filter(|(_, s)| s.longest > 2 * s.full_ns)
         .collect();
     if !storms.is_empty() {
         push(
             Severity::Critical,
             "pfc.storm",
             format!("PFC storm: {} source(s) keep a priority paused for more than twice the longest single pause", storms.len()),
-            storms.iter().map(|p| format!("{} prio {}: longest episode {} (one 65535-quanta pause = {})", p.src_mac, p.priority, fmt_ns(p.longest_episode_ns), fmt_ns(full))).collect(),
+            storms.iter().map(|(p, s)| format!("{} prio {}: longest episode {} (one 65535-quanta pause = {})", p.src_mac, p.priority, fmt_ns(p.longest_episode_ns), fmt_ns(s.full_ns))).collect(),
             vec![],
-            a.pfc.values().filter(|s| s.longest > 2 * full).map(|s| s.first_frame).collect(),
+            storms.iter().map(|(_, s)| s.first_frame).collect(),
             "A device keeps refreshing XOFF without releasing: a stuck receiver (host not draining its RX ring) or a deadlock of paused queues, which can freeze the whole fabric. Enable the PFC storm / watchdog protection on switches and NICs (e.g. mlx5 pfc_stall_prevention), find the source MAC, and fix the host or port behind it.",
         );
     }

@@ -138,6 +138,12 @@ fn quanta_use_the_speed_of_the_frame_s_own_interface() {
     let r = run_on(&frames, None);
     assert_eq!(per_port(&r), [FULL_100G, 1_342_157, FULL_100G, FULL_100G]);
     assert_eq!(r.capture.link_bps, 100_000_000_000);
+    // One full pause on the 25G link is no storm: it is measured against that link's pause.
+    let codes: Vec<&str> = r.findings.iter().map(|f| f.code.as_str()).collect();
+    assert!(
+        codes.contains(&"pfc.pause") && !codes.contains(&"pfc.storm"),
+        "{codes:?}"
+    );
     // Forced to 400G: every port.
     let r = run_on(&frames, Some(400_000_000_000));
     assert_eq!(per_port(&r), [83_885; 4]);
