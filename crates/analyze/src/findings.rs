@@ -58,6 +58,21 @@ fn mac(m: [u8; 6]) -> String {
     )
 }
 
+/// `n` with its noun: "1 packet", "2 packets".
+fn count(n: impl TryInto<u64>, one: &str, many: &str) -> String {
+    let n: u64 = n.try_into().unwrap_or(u64::MAX);
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The first word if `n` is 1, else the second ("was"/"were"): the verb that agrees with `n`.
+fn agree<'a>(n: impl TryInto<u64>, one: &'a str, many: &'a str) -> &'a str {
+    if n.try_into().ok() == Some(1) {
+        one
+    } else {
+        many
+    }
+}
+
 fn fmt_ns(ns: u64) -> String {
     if ns >= 1_000_000 {
         format!("{:.2} ms", ns as f64 / 1e6)
@@ -468,8 +483,9 @@ fn findings(
             Severity::Critical,
             "transport.loss",
             format!(
-                "Packets are lost: {} PSN sequence NAKs, {} packets retransmitted, {} lost before this capture point",
-                t.naks.psn_sequence_error, t.retransmitted_packets, lost
+                "Packets are lost: {}, {} retransmitted, {lost} lost before this capture point",
+                count(t.naks.psn_sequence_error, "PSN sequence NAK", "PSN sequence NAKs"),
+                count(t.retransmitted_packets, "packet", "packets"),
             ),
             vec![
                 format!("naks.psn_sequence_error = {}", t.naks.psn_sequence_error),
@@ -487,7 +503,7 @@ fn findings(
         push(
             Severity::Critical,
             "transport.timeout",
-            format!("{} retransmission bursts started after the ACK timeout, with no NAK seen", t.timeouts),
+            format!("{} started after the ACK timeout, with no NAK seen", count(t.timeouts, "retransmission burst", "retransmission bursts")),
             vec![format!("timeouts = {}", t.timeouts), format!("duplicate_acks = {}", t.duplicate_acks)],
             facts.timeout.0,
             frames_of(Cite::Timeout),
@@ -499,7 +515,7 @@ fn findings(
         push(
             Severity::Warning,
             "transport.rnr",
-            format!("The receiver was not ready {} times (RNR NAK): a SEND arrived with no receive buffer posted", t.rnr_naks),
+            format!("The receiver was not ready {} (RNR NAK): a SEND arrived with no receive buffer posted", if t.rnr_naks == 1 { "once".to_string() } else { count(t.rnr_naks, "time", "times") }),
             vec![format!("rnr_naks = {}", t.rnr_naks), format!("RNR timers (µs): {}", timers.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))],
             facts.rnr.0,
             frames_of(Cite::Rnr),
@@ -524,7 +540,7 @@ fn findings(
             push(
                 Severity::Critical,
                 code,
-                format!("{n} NAKs with {name}"),
+                format!("{} with {name}", count(n, "NAK", "NAKs")),
                 vec![format!("NAK {name}: {n}")],
                 named,
                 frames_of(Cite::Err),
@@ -547,7 +563,7 @@ fn findings(
         push(
             Severity::Info,
             "congestion.ecn",
-            format!("Congestion: {} packets CE-marked, {} CNPs sent back; DCQCN is reacting", t.ecn.ce, t.cnp),
+            format!("Congestion: {} CE-marked, {} sent back; DCQCN is reacting", count(t.ecn.ce, "packet", "packets"), count(t.cnp, "CNP", "CNPs")),
             vec![
                 format!("ecn.ce = {} of {} RoCEv2 packets", t.ecn.ce, t.ecn.ce + t.ecn.ect0 + t.ecn.ect1 + t.ecn.not_ect),
                 format!("cnp = {}", t.cnp),
@@ -563,8 +579,8 @@ fn findings(
         push(
             Severity::Warning,
             "congestion.ce_without_cnp",
-            format!("{} flows receive CE-marked packets but their receivers send no CNP", unanswered.len()),
-            unanswered.iter().take(5).map(|f| format!("{}: {} CE marks, 0 CNPs back", f.0, f.3)).collect(),
+            format!("{} CE-marked packets but {} no CNP", count(unanswered.len(), "flow receives", "flows receive"), agree(unanswered.len(), "its receiver sends", "their receivers send")),
+            unanswered.iter().take(5).map(|f| format!("{}: {}, 0 CNPs back", f.0, count(f.3, "CE mark", "CE marks"))).collect(),
             unanswered.iter().take(NAMED).map(|f| f.0.clone()).collect(),
             frames_of(Cite::Ce),
             "The receiving NIC does not act as a DCQCN notification point, so senders never slow down and congestion turns into PFC pauses or drops. Enable ECN/CNP generation on the receivers for the RDMA priority (mlx5: /sys/class/net/<if>/ecn/roce_np/enable/<prio> = 1) and check the CNP DSCP/priority.",
@@ -578,9 +594,9 @@ fn findings(
             if ecn_in_use { Severity::Warning } else { Severity::Info },
             "congestion.not_ect",
             if ecn_in_use {
-                format!("{data_not_ect} RoCEv2 data packets are sent Not-ECT while others use ECN: those senders have congestion control off")
+                format!("{} sent Not-ECT while others use ECN: {} congestion control off", count(data_not_ect, "RoCEv2 data packet is", "RoCEv2 data packets are"), agree(data_not_ect, "its sender has", "those senders have"))
             } else {
-                format!("No RoCEv2 packet is ECN-capable ({data_not_ect} Not-ECT data packets): DCQCN congestion control is not in use")
+                format!("No RoCEv2 packet is ECN-capable ({}): DCQCN congestion control is not in use", count(data_not_ect, "Not-ECT data packet", "Not-ECT data packets"))
             },
             vec![format!("ecn: not_ect {}, ect0 {}, ect1 {}, ce {}", t.ecn.not_ect, t.ecn.ect0, t.ecn.ect1, t.ecn.ce)],
             facts.not_ect.0,
@@ -595,14 +611,14 @@ fn findings(
         push(
             if frac > 0.01 { Severity::Warning } else { Severity::Info },
             "pfc.pause",
-            format!("{} PFC/PAUSE episodes paused traffic for {} in total", pfc.pause_episodes, fmt_ns(pfc.pause_ns_total)),
+            format!("{} paused traffic for {} in total", count(pfc.pause_episodes, "PFC/PAUSE episode", "PFC/PAUSE episodes"), fmt_ns(pfc.pause_ns_total)),
             pfc.by_port
                 .iter()
                 .map(|p| {
                     let prio = if p.priority == 255 { "all".into() } else { p.priority.to_string() };
                     let pct = 100.0 * p.pause_ns as f64 / span as f64;
                     let share = if pct > 100.0 { "longer than the capture".to_string() } else { format!("{pct:.1}% of the capture") };
-                    format!("{} prio {prio}: {} frames, {} episodes, paused {} ({share})", p.src_mac, p.frames, p.episodes, fmt_ns(p.pause_ns))
+                    format!("{} prio {prio}: {}, {}, paused {} ({share})", p.src_mac, count(p.frames, "frame", "frames"), count(p.episodes, "episode", "episodes"), fmt_ns(p.pause_ns))
                 })
                 .collect(),
             vec![],
@@ -621,7 +637,7 @@ fn findings(
         push(
             Severity::Critical,
             "pfc.storm",
-            format!("PFC storm: {} source(s) keep a priority paused for more than twice the longest single pause", storms.len()),
+            format!("PFC storm: {} a priority paused for more than twice the longest single pause", count(storms.len(), "source keeps", "sources keep")),
             storms.iter().map(|(p, s)| format!("{} prio {}: longest episode {} (one 65535-quanta pause = {})", p.src_mac, p.priority, fmt_ns(p.longest_episode_ns), fmt_ns(s.full_ns))).collect(),
             vec![],
             storms.iter().map(|(_, s)| s.first_frame).collect(),
@@ -640,7 +656,7 @@ fn findings(
                     prios.iter().map(u8::to_string).collect::<Vec<_>>().join(", "),
                     paused.iter().map(u8::to_string).collect::<Vec<_>>().join(", ")
                 ),
-                vec![format!("{unprotected} flows on unprotected priorities")],
+                vec![count(unprotected, "flow on an unprotected priority", "flows on unprotected priorities")],
                 named.0,
                 vec![],
                 "That traffic is not lossless: switches drop it under congestion. Make the RDMA traffic class map to the PFC-enabled priority: set the DSCP (or VLAN PCP) the application uses (rdma_set_option ToS, NCCL_IB_TC, cma_roce_tos) and the NIC trust mode (mlnx_qos --trust dscp) to match the switch's PFC priority.",
@@ -663,7 +679,7 @@ fn findings(
         push(
             Severity::Warning,
             "mtu.mismatch",
-            format!("{} connections use a path MTU that differs between the two ends (or from what CM agreed)", mismatched.len()),
+            format!("{} a path MTU that differs between the two ends (or from what CM agreed)", count(mismatched.len(), "connection uses", "connections use")),
             mismatched
                 .iter()
                 .take(5)
@@ -681,7 +697,7 @@ fn findings(
         push(
             Severity::Warning,
             "mtu.fragmentation",
-            format!("{} fragmented RoCE packets and {} ICMP 'fragmentation needed' messages", a.fragments.0, a.frag_needed.0),
+            format!("{} and {}", count(a.fragments.0, "fragmented RoCE packet", "fragmented RoCE packets"), count(a.frag_needed.0, "ICMP 'fragmentation needed' message", "ICMP 'fragmentation needed' messages")),
             vec![format!("IP fragments of UDP/4791: {}", a.fragments.0), format!("ICMP fragmentation needed / packet too big: {}", a.frag_needed.0)],
             vec![],
             [a.fragments.1.clone(), a.frag_needed.1.clone()].concat(),
@@ -692,7 +708,7 @@ fn findings(
         push(
             Severity::Critical,
             "icrc.bad",
-            format!("{} packets carry a bad ICRC: the receiving HCA drops them silently", t.icrc.bad),
+            format!("{} a bad ICRC: the receiving HCA drops {} silently", count(t.icrc.bad, "packet carries", "packets carry"), agree(t.icrc.bad, "it", "them")),
             vec![format!("icrc: ok {}, bad {}, truncated {}, unverifiable {}", t.icrc.ok, t.icrc.bad, t.icrc.truncated, t.icrc.unverifiable)],
             facts.icrc_bad.0,
             frames_of(Cite::Bad),
@@ -721,7 +737,7 @@ fn findings(
         push(
             Severity::Warning,
             "cm.reject",
-            format!("{} connection requests were rejected", rejects.len()),
+            count(rejects.len(), "connection request was rejected", "connection requests were rejected"),
             rejects.iter().take(5).map(|c| {
                 let r = c.reject.unwrap_or(0);
                 let service = if c.service_id == 0 { "(REQ not in the capture)".to_string() } else { format!("service 0x{:016x}", c.service_id) };
@@ -741,7 +757,7 @@ fn findings(
         push(
             Severity::Warning,
             "cm.no_reply",
-            format!("{} connection requests got no reply (no REP, REJ or MRA)", no_reply.len()),
+            format!("{} no reply (no REP, REJ or MRA)", count(no_reply.len(), "connection request got", "connection requests got")),
             no_reply.iter().take(5).map(|c| format!("{} → {} service 0x{:016x}", c.a, c.b, c.service_id)).collect(),
             no_reply.iter().take(10).map(|c| format!("{} > {}", c.a, c.b)).collect(),
             no_reply.iter().map(|c| c.req_frame).take(10).collect(),
@@ -752,7 +768,7 @@ fn findings(
         push(
             Severity::Info,
             "capture.truncated",
-            format!("{} frames were cut by the capture's snaplen; headers are decoded, ICRCs cannot be checked", a.truncated_frames.0),
+            format!("{} by the capture's snaplen; headers are decoded, ICRCs cannot be checked", count(a.truncated_frames.0, "frame was cut", "frames were cut")),
             vec![format!("icrc.truncated = {}", t.icrc.truncated)],
             vec![],
             a.truncated_frames.1.clone(),
@@ -763,7 +779,7 @@ fn findings(
         push(
             Severity::Warning,
             "capture.no_rdma",
-            format!("No RoCE or InfiniBand packet in {} packets", cap.packets),
+            format!("No RoCE or InfiniBand packet in {}", count(cap.packets, "packet", "packets")),
             vec![format!("packets = {}, rdma_packets = 0", cap.packets)],
             vec![],
             vec![],

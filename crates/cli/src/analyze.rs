@@ -299,8 +299,9 @@ pub fn render_text(r: &Report, top: usize) -> String {
     let mut s = String::new();
     s.push_str(&format!("rdmascope analyze: {}\n", c.files.join(", ")));
     s.push_str(&format!(
-        "  {} packets ({} RDMA), {}, {} of traffic; link {}\n",
+        "  {} packet{} ({} RDMA), {}, {} of traffic; link {}\n",
         c.packets,
+        if c.packets == 1 { "" } else { "s" },
         c.rdma_packets,
         bytes(c.bytes),
         dur(span),
@@ -313,7 +314,12 @@ pub fn render_text(r: &Report, top: usize) -> String {
         .take(6)
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
-    s.push_str(&format!("  opcodes: {}\n", ops.join(", ")));
+    let ops = if ops.is_empty() {
+        "none".to_string()
+    } else {
+        ops.join(", ")
+    };
+    s.push_str(&format!("  opcodes: {ops}\n"));
     s.push_str(&format!(
         "  retransmitted {}, gap-filled {}, missing {}, duplicate ACKs {}, NAKs {}, RNR NAKs {}, timeouts {}\n",
         t.retransmitted_packets,
@@ -325,7 +331,7 @@ pub fn render_text(r: &Report, top: usize) -> String {
         t.timeouts
     ));
     s.push_str(&format!(
-        "  ECN: Not-ECT {}, ECT(0) {}, ECT(1) {}, CE {}; CNPs {}; PFC frames {} ({} pause episodes, {} paused)\n",
+        "  ECN: Not-ECT {}, ECT(0) {}, ECT(1) {}, CE {}; CNPs {}; PFC frames {} (pause episodes {}, {} paused)\n",
         t.ecn.not_ect,
         t.ecn.ect0,
         t.ecn.ect1,

@@ -263,6 +263,30 @@ fn text_report_names_findings_and_connections() {
     assert!(crit < warn);
 }
 
+/// The text report of the shipped lossy, misconfigured and PFC-storm samples, word for word
+/// (summaries agree with their counts: "1 connection request was rejected").
+#[test]
+fn text_reports_of_the_samples() {
+    let mut all = String::new();
+    for name in [
+        "rocev2-lossy-s128.pcap",
+        "rocev2-misconfig-s128.pcap",
+        "rocev2-pfc-storm-s128.pcap",
+    ] {
+        let sample = format!("{}/../../samples/{name}", env!("CARGO_MANIFEST_DIR"));
+        let o = bin()
+            .args(["analyze", "--top", "5", &sample])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let s = String::from_utf8(o.stdout).unwrap();
+        // The first line names the file by the path given.
+        let body = s.split_once('\n').map_or("", |(_, rest)| rest);
+        all.push_str(&format!("### {name}\n{body}"));
+    }
+    insta::assert_snapshot!("analyze_samples_text", all);
+}
+
 /// Several files are read as one stream (frame numbers go on from file to file), and a file
 /// cut inside a record stops the analysis with the number of good packets before it.
 #[test]
