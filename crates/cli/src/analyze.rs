@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Condvar, Mutex};
 
 use anyhow::{Context, Result};
@@ -91,24 +92,31 @@ impl Source<'_> {
     }
 }
 
-/// The analysis, fed one chunk at a time in file order.
-struct Turns {
-    an: Analyzer,
-    /// The chunk whose events go in next.
-    next: u64,
-    /// A worker failed or panicked: the others stop waiting.
+/// Decoded batches between the decoder and the analyser.
+struct Batches {
+    /// Decoded, not yet analysed, by turn (the analyser may decode a turn ahead of the next).
+    ready: BTreeMap<u64, Batch>,
+    /// Analysed batches to decode into, the longest unused first.
+    spare: VecDeque<Batch>,
+    /// The decoder has left (done, failed or panicked).
+    decoder_done: bool,
+    /// A failure or a panic on either side: the other stops.
     abort: bool,
-    /// Workers asleep on the condition variable (only they need a wake-up call).
-    sleeping: u32,
 }
 
-/// How long a worker spins for its turn before it sleeps: a turn usually comes within
+/// Batches in rotation. The decoder takes the one analysed longest ago, whose events have left
+/// the analyser's cache: writing into lines the other core still holds cost up to 290 µs a
+/// chunk when batches were reused at once.
+const POOL: usize = 12;
+
+/// How long the analyser spins for the next batch before it sleeps: one usually comes within
 /// microseconds, and a sleep and a wake-up cost more than that.
 const SPIN: u32 = 20_000;
 
-/// Runs the analysis over `files` on two workers that take turns: each reads a chunk under a
-/// lock, decodes it on its own (the costly part, in parallel), then waits for its turn to feed
-/// the events to the one analyser, so packets are analysed in file order.
+/// Runs the analysis over `files` on two threads: a decoder reads chunks under a lock and
+/// decodes them into batches; the analyser feeds the batches to the one `Analyzer` in file
+/// order, so the flow state never leaves its core, and decodes a chunk itself whenever no
+/// decoded batch is waiting (so neither side idles while the other is behind).
 pub fn analyze_files(
     files: &[String],
     link: Option<u64>,
@@ -124,100 +132,176 @@ pub fn analyze_files(
         packets: 0,
         stop: false,
     });
-    let turns = Mutex::new(Turns {
-        an: Analyzer::new(Config {
+    let batches = Mutex::new(Batches {
+        ready: BTreeMap::new(),
+        spare: (0..POOL).map(|_| Batch::default()).collect(),
+        decoder_done: false,
+        abort: false,
+    });
+    let changed = Condvar::new();
+    // Batches published so far (bumped under the `batches` lock), for spinning without it.
+    let published = AtomicU64::new(0);
+    let take = |chunk: &mut Chunk| -> Result<Option<(u64, u64)>> {
+        let mut s = lock(&source);
+        let r = s.take(chunk);
+        s.stop |= r.is_err();
+        r
+    };
+    let decode = |chunk: &Chunk, first: u64, batch: &mut Batch| {
+        batch.clear();
+        for (i, rec) in chunk.records().enumerate() {
+            let meta = PacketMeta {
+                number: first + i as u64,
+                ts_ns: rec.ts_ns,
+                orig_len: rec.orig_len,
+                if_speed: rec.if_speed,
+            };
+            batch.decode(meta, rec.linktype, rec.data, rec.orig_len, &opts);
+        }
+    };
+    /// Marks its side gone when dropped, also by a panic: `abort` unless it left cleanly.
+    struct Leave<'a> {
+        batches: &'a Mutex<Batches>,
+        changed: &'a Condvar,
+        published: &'a AtomicU64,
+        decoder: bool,
+        clean: bool,
+    }
+    impl Drop for Leave<'_> {
+        fn drop(&mut self) {
+            let mut b = lock(self.batches);
+            b.abort |= !self.clean;
+            b.decoder_done |= self.decoder;
+            self.published.fetch_add(1, Ordering::Release);
+            drop(b);
+            self.changed.notify_all();
+        }
+    }
+    let leave = |decoder| Leave {
+        batches: &batches,
+        changed: &changed,
+        published: &published,
+        decoder,
+        clean: false,
+    };
+
+    let decoder = || -> Result<()> {
+        let mut leave = leave(true);
+        let mut chunk = Chunk::default();
+        while let Some((turn, first)) = take(&mut chunk)? {
+            let mut batch = {
+                let mut b = lock(&batches);
+                loop {
+                    if b.abort {
+                        return Ok(());
+                    }
+                    if let Some(batch) = b.spare.pop_front() {
+                        break batch;
+                    }
+                    b = changed.wait(b).unwrap_or_else(|e| e.into_inner());
+                }
+            };
+            decode(&chunk, first, &mut batch);
+            // Published under the lock, where a waiting analyser checks.
+            let mut b = lock(&batches);
+            b.ready.insert(turn, batch);
+            published.fetch_add(1, Ordering::Release);
+            drop(b);
+            changed.notify_all();
+        }
+        leave.clean = true;
+        Ok(())
+    };
+
+    let analyser = || -> Result<Analyzer> {
+        let mut leave = leave(false);
+        let mut an = Analyzer::new(Config {
             link_bps: link,
             files: files.to_vec(),
-        }),
-        next: 0,
-        abort: false,
-        sleeping: 0,
-    });
-    let turned = Condvar::new();
-    // Mirrors `Turns::next` (`u64::MAX` after an abort), for spinning without the lock.
-    let next_turn = AtomicU64::new(0);
-    let work = || -> Result<()> {
-        // Wakes the others if this worker leaves by a panic or an error.
-        struct Leave<'a>(&'a Mutex<Turns>, &'a Condvar, &'a AtomicU64, bool);
-        impl Drop for Leave<'_> {
-            fn drop(&mut self) {
-                if !self.3 {
-                    lock(self.0).abort = true;
-                    self.2.store(u64::MAX, Ordering::Release);
-                    self.1.notify_all();
+        });
+        let mut next = 0u64;
+        let mut chunk = Chunk::default();
+        let mut read_all = false;
+        loop {
+            let seen = published.load(Ordering::Acquire);
+            let (batch, waiting, decoder_done) = {
+                let mut b = lock(&batches);
+                if b.abort {
+                    anyhow::bail!("the analysis stopped early");
+                }
+                (b.ready.remove(&next), !b.ready.is_empty(), b.decoder_done)
+            };
+            if let Some(batch) = batch {
+                an.feed(&batch);
+                next += 1;
+                lock(&batches).spare.push_back(batch);
+                changed.notify_all();
+                continue;
+            }
+            // Nothing decoded is waiting: decode the next chunk here rather than idle.
+            if !waiting && !read_all {
+                match take(&mut chunk)? {
+                    Some((turn, first)) => {
+                        let mut batch = lock(&batches).spare.pop_front().unwrap_or_default();
+                        decode(&chunk, first, &mut batch);
+                        if turn == next {
+                            an.feed(&batch);
+                            next += 1;
+                            lock(&batches).spare.push_back(batch);
+                            changed.notify_all();
+                        } else {
+                            lock(&batches).ready.insert(turn, batch);
+                        }
+                        continue;
+                    }
+                    None => read_all = true,
                 }
             }
-        }
-        let mut leave = Leave(&turns, &turned, &next_turn, false);
-        let mut chunk = Chunk::default();
-        let mut batch = Batch::default();
-        loop {
-            let taken = {
-                let mut s = lock(&source);
-                let r = s.take(&mut chunk);
-                s.stop |= r.is_err();
-                r?
-            };
-            let Some((turn, first)) = taken else { break };
-            batch.clear();
-            for (i, rec) in chunk.records().enumerate() {
-                let meta = PacketMeta {
-                    number: first + i as u64,
-                    ts_ns: rec.ts_ns,
-                    orig_len: rec.orig_len,
-                    if_speed: rec.if_speed,
-                };
-                batch.decode(meta, rec.linktype, rec.data, rec.orig_len, &opts);
+            if read_all && decoder_done {
+                // Everything taken was decoded: the next batch is there, or the pass is over.
+                let b = lock(&batches);
+                if b.ready.is_empty() {
+                    break;
+                }
+                anyhow::ensure!(b.ready.contains_key(&next), "chunk {next} went missing");
+                continue;
             }
+            // Wait for the decoder to publish.
             for _ in 0..SPIN {
-                let n = next_turn.load(Ordering::Acquire);
-                if n == turn || n == u64::MAX {
+                if published.load(Ordering::Acquire) != seen {
                     break;
                 }
                 std::hint::spin_loop();
             }
-            let mut t = lock(&turns);
-            while t.next != turn && !t.abort {
-                t.sleeping += 1;
-                t = turned.wait(t).unwrap_or_else(|e| e.into_inner());
-                t.sleeping -= 1;
-            }
-            if t.abort {
-                break;
-            }
-            t.an.feed(&batch);
-            t.next += 1;
-            next_turn.store(t.next, Ordering::Release);
-            let wake = t.sleeping > 0;
-            drop(t);
-            if wake {
-                turned.notify_all();
+            let b = lock(&batches);
+            if published.load(Ordering::Acquire) == seen {
+                drop(changed.wait(b).unwrap_or_else(|e| e.into_inner()));
             }
         }
-        leave.3 = true;
-        Ok(())
+        leave.clean = true;
+        Ok(an)
     };
-    let results = std::thread::scope(|s| {
-        let other = std::thread::Builder::new()
-            .name("analyze".into())
-            .spawn_scoped(s, work);
-        let mine = work();
-        let theirs = match other {
+
+    let (analysed, decoded) = std::thread::scope(|s| {
+        let d = std::thread::Builder::new()
+            .name("decode".into())
+            .spawn_scoped(s, decoder);
+        if d.is_err() {
+            lock(&batches).decoder_done = true;
+        }
+        let analysed = analyser();
+        let decoded = match d {
             Ok(h) => h
                 .join()
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("an analysis thread panicked"))),
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the decoding thread panicked"))),
+            // No second thread: the analyser decoded every chunk itself.
             Err(_) => Ok(()),
         };
-        [mine, theirs]
+        (analysed, decoded)
     });
-    for r in results {
-        r?;
-    }
-    let t = turns.into_inner().unwrap_or_else(|e| e.into_inner());
-    if t.abort {
-        anyhow::bail!("the analysis stopped early");
-    }
-    Ok(t.an.finish())
+    // The decoder's error says where the capture went wrong; the analyser's only that it stopped.
+    decoded?;
+    Ok(analysed?.finish())
 }
 
 /// Locks `m`, also after a panic elsewhere (the state stays consistent: every update is whole).
