@@ -21,7 +21,7 @@ t() {
 }
 # Peak RSS (KB) of `analyze --json` on two files, $RSS_N runs each (default 15), alternating
 # between them: "median-of-A median-of-B min-max-of-A min-max-of-B". A run's peak moves by up
-# to 0.6 MB with the two workers' timing and the kernel's approximate RSS counters.
+# to 0.6 MB with the two threads' timing and the kernel's approximate RSS counters.
 rss_pair() {
   for _ in $(seq "${RSS_N:-15}"); do
     for f in "$1" "$2"; do

@@ -1,8 +1,8 @@
 //! `rdmascope analyze`: one streaming pass over capture files, then a report.
 
+use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Condvar, Mutex};
 
 use anyhow::{Context, Result};
@@ -39,16 +39,15 @@ pub struct AnalyzeArgs {
     pub no_crc: bool,
 }
 
-/// Bytes read for a chunk: small enough that a chunk's bytes and events stay in the core's
-/// cache (2 MB of L2 here) between decoding and analysis, large enough that the flows a chunk
-/// touches move between the two cores' caches rarely (256 KB took 4–8% less CPU than 128 KB on
-/// the `mixed` benchmark). The byte budget, not the record cap, should end a chunk: the unread
-/// rest of the buffer is copied to the next one.
+/// Bytes read for a chunk: small enough that a chunk's bytes and events stay in the decoding
+/// core's cache (1 MB of L2 here), large enough that the per-chunk hand-offs are rare (64, 128
+/// and 512 KB were no faster on the `mixed` benchmark). The byte budget, not the record cap,
+/// should end a chunk: the unread rest of the buffer is copied to the next one.
 const CHUNK_BYTES: usize = 256 << 10;
 /// At most this many records per chunk (above what `CHUNK_BYTES` holds of the smallest frames).
 const CHUNK_RECORDS: usize = 8192;
 
-/// The files being read, shared by the workers: one takes a chunk at a time.
+/// The files being read, shared by the two threads: one takes a chunk at a time.
 struct Source<'a> {
     files: &'a [String],
     next_file: usize,
@@ -56,7 +55,7 @@ struct Source<'a> {
     /// Chunks handed out so far (the next chunk's turn) and packets in them.
     chunks: u64,
     packets: u64,
-    /// Set by a failure, so the other workers stop taking chunks.
+    /// Set by a failure, so the other thread stops taking chunks.
     stop: bool,
 }
 
