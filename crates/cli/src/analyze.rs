@@ -101,6 +101,21 @@ struct Batches {
     decoder_done: bool,
     /// A failure or a panic on either side: the other stops.
     abort: bool,
+    /// Threads asleep on the condition variable (only they need a wake-up call, a system call).
+    sleeping: u32,
+}
+
+impl Batches {
+    /// Waits on `changed` for the other thread.
+    fn wait<'a>(
+        mut b: std::sync::MutexGuard<'a, Self>,
+        changed: &Condvar,
+    ) -> std::sync::MutexGuard<'a, Self> {
+        b.sleeping += 1;
+        let mut b = changed.wait(b).unwrap_or_else(|e| e.into_inner());
+        b.sleeping -= 1;
+        b
+    }
 }
 
 /// Batches in rotation. The decoder takes the one analysed longest ago, whose events have left
@@ -136,6 +151,7 @@ pub fn analyze_files(
         spare: (0..POOL).map(|_| Batch::default()).collect(),
         decoder_done: false,
         abort: false,
+        sleeping: 0,
     });
     let changed = Condvar::new();
     // Batches published so far (bumped under the `batches` lock), for spinning without it.
@@ -197,7 +213,7 @@ pub fn analyze_files(
                     if let Some(batch) = b.spare.pop_front() {
                         break batch;
                     }
-                    b = changed.wait(b).unwrap_or_else(|e| e.into_inner());
+                    b = Batches::wait(b, &changed);
                 }
             };
             decode(&chunk, first, &mut batch);
@@ -205,13 +221,26 @@ pub fn analyze_files(
             let mut b = lock(&batches);
             b.ready.insert(turn, batch);
             published.fetch_add(1, Ordering::Release);
+            let wake = b.sleeping > 0;
             drop(b);
-            changed.notify_all();
+            if wake {
+                changed.notify_all();
+            }
         }
         leave.clean = true;
         Ok(())
     };
 
+    // An analysed batch back to the pool, waking the decoder if it waits for one.
+    let spare = |batch: Batch| {
+        let mut b = lock(&batches);
+        b.spare.push_back(batch);
+        let wake = b.sleeping > 0;
+        drop(b);
+        if wake {
+            changed.notify_all();
+        }
+    };
     let analyser = || -> Result<Analyzer> {
         let mut leave = leave(false);
         let mut an = Analyzer::new(Config {
@@ -233,8 +262,7 @@ pub fn analyze_files(
             if let Some(batch) = batch {
                 an.feed(&batch);
                 next += 1;
-                lock(&batches).spare.push_back(batch);
-                changed.notify_all();
+                spare(batch);
                 continue;
             }
             // Nothing decoded is waiting: decode the next chunk here rather than idle.
@@ -246,8 +274,7 @@ pub fn analyze_files(
                         if turn == next {
                             an.feed(&batch);
                             next += 1;
-                            lock(&batches).spare.push_back(batch);
-                            changed.notify_all();
+                            spare(batch);
                         } else {
                             lock(&batches).ready.insert(turn, batch);
                         }
@@ -274,7 +301,7 @@ pub fn analyze_files(
             }
             let b = lock(&batches);
             if published.load(Ordering::Acquire) == seen {
-                drop(changed.wait(b).unwrap_or_else(|e| e.into_inner()));
+                drop(Batches::wait(b, &changed));
             }
         }
         leave.clean = true;
