@@ -581,7 +581,7 @@ impl RateRing {
 #[repr(C)]
 pub(crate) struct ReqSum {
     // What every request packet touches first, then what every message touches (`repr(C)`
-    // keeps this order, so a flow whose state moved to the other core brings few lines).
+    // keeps this order, so a packet touches few cache lines).
     pub psn: Option<Tracker>,
     pub first_psn: Option<u32>,
     pub sport: Option<u16>,
