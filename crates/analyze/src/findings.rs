@@ -59,13 +59,12 @@ fn mac(m: [u8; 6]) -> String {
 }
 
 /// `n` with its noun: "1 packet", "2 packets".
-fn count(n: impl TryInto<u64>, one: &str, many: &str) -> String {
-    let n: u64 = n.try_into().unwrap_or(u64::MAX);
-    format!("{n} {}", if n == 1 { one } else { many })
+fn count<N: TryInto<u64> + Copy + std::fmt::Display>(n: N, one: &str, many: &str) -> String {
+    format!("{n} {}", agree(n, one, many))
 }
 
-/// The first word if `n` is 1, else the second ("was"/"were"): the verb that agrees with `n`.
-fn agree<'a>(n: impl TryInto<u64>, one: &'a str, many: &'a str) -> &'a str {
+/// The first word if `n` is 1, else the second ("was"/"were"): the word that agrees with `n`.
+fn agree<'a, N: TryInto<u64>>(n: N, one: &'a str, many: &'a str) -> &'a str {
     if n.try_into().ok() == Some(1) {
         one
     } else {
