@@ -1687,18 +1687,21 @@ impl Analyzer {
         if self.link_bps.is_none() && m.if_speed.is_some_and(|s| s > 0) {
             self.link_bps = m.if_speed;
         }
-        if let Some(&(src, mc)) = e.macctl.as_deref() {
-            self.pfc_frame(m, src, mc);
-            return;
-        }
-        self.perftest |= e.perftest;
-        if e.frag_needed {
-            self.frag_needed.0 += 1;
-            sample(&mut self.frag_needed.1, m.number);
-        }
-        if e.roce_fragment {
-            self.fragments.0 += 1;
-            sample(&mut self.fragments.1, m.number);
+        // The rare kinds, tested at once (`|`, not `||`): most events are none of them.
+        if e.macctl.is_some() | e.perftest | e.frag_needed | e.roce_fragment {
+            if let Some(&(src, mc)) = e.macctl.as_deref() {
+                self.pfc_frame(m, src, mc);
+                return;
+            }
+            self.perftest |= e.perftest;
+            if e.frag_needed {
+                self.frag_needed.0 += 1;
+                sample(&mut self.frag_needed.1, m.number);
+            }
+            if e.roce_fragment {
+                self.fragments.0 += 1;
+                sample(&mut self.fragments.1, m.number);
+            }
         }
         let Some(bth) = e.bth else { return };
         let Some(nodes) = &e.nodes else { return };
