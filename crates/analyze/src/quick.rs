@@ -197,38 +197,42 @@ fn rocev2(d: &[u8], link: u32, truncated: bool, opts: &DecodeOptions) -> Option<
 #[inline(always)]
 fn ethernet_ipv4(d: &[u8], truncated: bool, opts: &DecodeOptions) -> Option<Below> {
     const ETH: usize = ethernet::HEADER_LEN;
-    let be16 = |h: &[u8; 46], at: usize| u16::from_be_bytes([h[at], h[at + 1]]);
     // Ethernet, a VLAN tag, IPv4 and UDP: what a tagged frame needs, at most.
     let h: &[u8; 46] = d
         .get(..ETH + ethernet::VLAN_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN)?
         .try_into()
         .ok()?;
-    let (at, pcp) = match be16(h, 12) {
+    let (at, pcp) = match EthernetFrame::new_unchecked(h).ethertype() {
         ethertype::IPV4 => (ETH, None),
-        t if ethernet::is_vlan_tpid(t) && be16(h, 16) == ethertype::IPV4 => {
-            (ETH + ethernet::VLAN_LEN, Some(h[14] >> 5))
+        t if ethernet::is_vlan_tpid(t) => {
+            let v = VlanRepr::parse(t, &h[ETH..ETH + ethernet::VLAN_LEN]).ok()?;
+            if v.ethertype != ethertype::IPV4 {
+                return None;
+            }
+            (ETH + ethernet::VLAN_LEN, Some(v.pcp))
         }
         _ => return None,
     };
     // IPv4 (RFC 791): version 4, a 20-byte header, not a fragment, UDP, a length the frame
     // can hold (one shorter than its headers fails the UDP length test below).
-    let total = usize::from(be16(h, at + 2));
-    if h[at] != 0x45
-        || be16(h, at + 6) & 0x3fff != 0
-        || h[at + 9] != protocol::UDP
+    let ip_b: &[u8; IPV4_HEADER_LEN] = h[at..at + IPV4_HEADER_LEN].try_into().ok()?;
+    let ip = Ipv4Packet::new_unchecked(ip_b);
+    let total = usize::from(ip.total_len());
+    if ip.version() != 4
+        || ip.header_len() != IPV4_HEADER_LEN
+        || ip.more_frags()
+        || ip.frag_offset() != 0
+        || ip.protocol() != protocol::UDP
         || (at + total > d.len() && !truncated)
     {
         return None;
     }
-    let tos = h[at + 1];
-    let src = Node::V4([h[at + 12], h[at + 13], h[at + 14], h[at + 15]]);
-    let dst = Node::V4([h[at + 16], h[at + 17], h[at + 18], h[at + 19]]);
     // UDP (RFC 768) to a RoCEv2 port.
     let u_at = at + IPV4_HEADER_LEN;
-    let udp_len = usize::from(be16(h, u_at + 4));
-    if udp_len < UDP_HEADER_LEN
-        || u_at + udp_len > at + total
-        || !opts.is_roce_port(be16(h, u_at + 2))
+    let udp_b: &[u8; UDP_HEADER_LEN] = h[u_at..u_at + UDP_HEADER_LEN].try_into().ok()?;
+    let udp = UdpPacket::new_unchecked(udp_b);
+    let udp_len = usize::from(udp.len());
+    if udp_len < UDP_HEADER_LEN || u_at + udp_len > at + total || !opts.is_roce_port(udp.dst_port())
     {
         return None;
     }
@@ -239,12 +243,12 @@ fn ethernet_ipv4(d: &[u8], truncated: bool, opts: &DecodeOptions) -> Option<Belo
         truncated,
         tstart: u_at + UDP_HEADER_LEN,
         tlen: udp_len - UDP_HEADER_LEN,
-        src,
-        dst,
+        src: Node::V4(ip.src_addr()),
+        dst: Node::V4(ip.dst_addr()),
         encap: Encap::RoceV2,
-        ecn: Some(tos & 3),
-        prio: pcp.unwrap_or(tos >> 5),
-        udp_sport: Some(be16(h, u_at)),
+        ecn: Some(ip.ecn()),
+        prio: pcp.unwrap_or(ip.dscp() >> 3),
+        udp_sport: Some(udp.src_port()),
         eth_src: u64::from_be_bytes(w) & 0xffff_ffff_ffff | 1 << 48,
         icrc: IcrcOver::RoceV2 {
             ip_at: at,
