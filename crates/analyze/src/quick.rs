@@ -197,11 +197,9 @@ fn rocev2(d: &[u8], link: u32, truncated: bool, opts: &DecodeOptions) -> Option<
 #[inline(always)]
 fn ethernet_ipv4(d: &[u8], truncated: bool, opts: &DecodeOptions) -> Option<Below> {
     const ETH: usize = ethernet::HEADER_LEN;
-    // Ethernet, a VLAN tag, IPv4 and UDP: what a tagged frame needs, at most.
-    let h: &[u8; 46] = d
-        .get(..ETH + ethernet::VLAN_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN)?
-        .try_into()
-        .ok()?;
+    /// Ethernet, a VLAN tag, IPv4 and UDP: what a tagged frame needs, at most.
+    const HEADERS: usize = ETH + ethernet::VLAN_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN;
+    let h: &[u8; HEADERS] = d.get(..HEADERS)?.try_into().ok()?;
     let (at, pcp) = match EthernetFrame::new_unchecked(h).ethertype() {
         ethertype::IPV4 => (ETH, None),
         t if ethernet::is_vlan_tpid(t) => {
