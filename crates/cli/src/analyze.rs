@@ -39,10 +39,11 @@ pub struct AnalyzeArgs {
     pub no_crc: bool,
 }
 
-/// Bytes read for a chunk: small enough that a chunk's bytes and events stay in the decoding
-/// core's cache (1 MB of L2 here), large enough that the per-chunk hand-offs are rare (64, 128
-/// and 512 KB were no faster on the `mixed` benchmark). The byte budget, not the record cap,
-/// should end a chunk: the unread rest of the buffer is copied to the next one.
+/// Bytes read for a chunk: small enough that a chunk's bytes stay in the decoding core's cache
+/// (512 KB of L2 a core here), large enough that the per-chunk hand-offs are rare (64, 128 and
+/// 512 KB were no faster on the `mixed` benchmark, nor 64 or 128 KB with a pool of 4 batches).
+/// The byte budget, not the record cap, should end a chunk: the unread rest of the buffer is
+/// copied to the next one.
 const CHUNK_BYTES: usize = 256 << 10;
 /// At most this many records per chunk (above what `CHUNK_BYTES` holds of the smallest frames).
 const CHUNK_RECORDS: usize = 8192;
