@@ -298,6 +298,16 @@ impl Batch {
         }
     }
 
+    /// Appends an event decoded elsewhere.
+    pub fn push(&mut self, e: Event) {
+        self.totals.add(&e);
+        match self.events.get_mut(self.len) {
+            Some(slot) => *slot = e,
+            None => self.events.push(e),
+        }
+        self.len += 1;
+    }
+
     /// The events, in order.
     pub fn events(&self) -> &[Event] {
         &self.events[..self.len]
@@ -1821,7 +1831,7 @@ impl Analyzer {
                         None => rq.s.triggers.unknown += 1,
                     }
                     if let Some(n) = rq.nak_ts.take() {
-                        record(&mut rq.s.nak_to_retx, ts - n);
+                        record(&mut rq.s.nak_to_retx, ts.saturating_sub(n));
                     }
                     rq.gap_open = None;
                 }
@@ -1889,11 +1899,12 @@ impl Analyzer {
         rq.recent.add(bucket, bytes);
         if let Some((end, acc)) = rq.after_cnp {
             if ts >= end {
-                rq.s.rate_after.0 += acc * 8 * 10_000; // bytes in 100 µs → bit/s
+                // Bytes in 100 µs → bit/s (saturating: a damaged capture can claim any frame length).
+                rq.s.rate_after.0 = rq.s.rate_after.0.saturating_add(acc.saturating_mul(80_000));
                 rq.s.rate_after.1 += 1;
                 rq.after_cnp = None;
             } else {
-                rq.after_cnp = Some((end, acc + u64::from(bytes)));
+                rq.after_cnp = Some((end, acc.saturating_add(u64::from(bytes))));
             }
         }
     }
@@ -2062,7 +2073,7 @@ impl Analyzer {
             let rs = self.flows[fi].resp().more();
             rs.cnp += 1;
             if let Some(l) = rs.last_cnp {
-                record(&mut rs.cnp_interval, ts - l);
+                record(&mut rs.cnp_interval, ts.saturating_sub(l));
             }
             rs.last_cnp = Some(ts);
         }
@@ -2089,10 +2100,13 @@ impl Analyzer {
             };
             // The ten whole 10 µs buckets before the CNP's own.
             let bytes = rf.recent.before(ts / 10_000);
-            rf.s.rate_before.0 += bytes * 8 * 10_000;
+            rf.s.rate_before.0 =
+                rf.s.rate_before
+                    .0
+                    .saturating_add(bytes.saturating_mul(80_000));
             rf.s.rate_before.1 += 1;
             if rf.after_cnp.is_none() {
-                rf.after_cnp = Some((ts + 100_000, 0));
+                rf.after_cnp = Some((ts.saturating_add(100_000), 0));
             }
         }
     }
@@ -2253,7 +2267,7 @@ impl Analyzer {
             }
             let st = self.pfc.entry((src, p)).or_default();
             if q > 0 {
-                let end = ts + quanta_to_ns(q, link);
+                let end = ts.saturating_add(quanta_to_ns(q, link));
                 if st.end == 0 {
                     st.start = ts;
                     st.end = end;
@@ -2326,7 +2340,8 @@ impl Analyzer {
             if v.len() <= b {
                 v.resize(b + 1, 0);
             }
-            let until = e.min(start + (b as u64 + 1) * width);
+            // Saturating: near the end of `u64` a wrapped bucket end would never let `t` pass.
+            let until = e.min(start.saturating_add((b as u64 + 1).saturating_mul(width)));
             v[b] += until - t;
             t = until;
         }
