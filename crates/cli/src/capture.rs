@@ -3,7 +3,7 @@
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -480,20 +480,33 @@ enum Pace {
     Top,
 }
 
-/// Sleeps until `t`, spinning for the last stretch (sleep alone overshoots by ~60 µs).
-fn wait_until(t: Instant) {
+/// Sleeps until `t` (`None`: later than the clock can say), spinning for the last stretch
+/// (sleep alone overshoots by ~60 µs). Returns false as soon as `stop` is set: a long gap in
+/// the capture must not hold up SIGINT, and `sleep` resumes after a signal by itself.
+fn wait_until(t: Option<Instant>, stop: &AtomicBool) -> bool {
+    /// The longest sleep between two looks at `stop`.
+    const NAP: Duration = Duration::from_millis(50);
     loop {
-        let now = Instant::now();
-        if now >= t {
-            return;
+        if stop.load(Ordering::Acquire) {
+            return false;
         }
-        let left = t - now;
+        let now = Instant::now();
+        let left = match t {
+            Some(t) if now >= t => return true,
+            Some(t) => t - now,
+            None => Duration::MAX,
+        };
         if left > Duration::from_micros(300) {
-            std::thread::sleep(left - Duration::from_micros(200));
+            std::thread::sleep((left - Duration::from_micros(200)).min(NAP));
         } else {
             std::hint::spin_loop();
         }
     }
+}
+
+/// `start` plus `secs` seconds, `None` beyond what `Instant` holds (a rate near zero).
+fn after(start: Instant, secs: f64) -> Option<Instant> {
+    start.checked_add(Duration::try_from_secs_f64(secs).ok()?)
 }
 
 pub fn run_replay(a: &ReplayArgs) -> Result<()> {
@@ -529,17 +542,20 @@ pub fn run_replay(a: &ReplayArgs) -> Result<()> {
                 skipped += 1;
                 continue;
             }
-            match pace {
+            let due = match pace {
                 Pace::Recorded => {
                     let f = *first_ts.get_or_insert(rec.ts_ns);
                     last_rel = Duration::from_nanos(rec.ts_ns.saturating_sub(f));
-                    wait_until(start + offset + last_rel);
+                    Some(start.checked_add(offset + last_rel))
                 }
-                Pace::Pps(p) => wait_until(start + Duration::from_secs_f64(sent as f64 / p)),
-                Pace::Mbps(m) => {
-                    wait_until(start + Duration::from_secs_f64(bytes as f64 * 8.0 / (m * 1e6)))
+                Pace::Pps(p) => Some(after(start, sent as f64 / p)),
+                Pace::Mbps(m) => Some(after(start, bytes as f64 * 8.0 / (m * 1e6))),
+                Pace::Top => None,
+            };
+            if let Some(due) = due {
+                if !wait_until(due, stop) {
+                    break 'outer;
                 }
-                Pace::Top => {}
             }
             match tx.send(rec.data) {
                 Ok(()) => {
@@ -555,6 +571,9 @@ pub fn run_replay(a: &ReplayArgs) -> Result<()> {
             }
         }
         offset += last_rel;
+    }
+    if let Some(sig) = live::signals::received() {
+        eprintln!("rdmascope: {sig} received: replay stopped");
     }
     let secs = start.elapsed().as_secs_f64().max(1e-9);
     eprintln!(

@@ -168,7 +168,7 @@ fn wait(mut child: Child, limit: Duration) -> std::process::ExitStatus {
         }
         if t0.elapsed() > limit {
             let _ = child.kill();
-            panic!("capture did not end within {limit:?}");
+            panic!("the process did not end within {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -558,5 +558,50 @@ fn replay_reports_send_errors_and_capture_names_missing_interfaces() {
         err.contains("send errors") && err.contains("first send error: frame"),
         "{err}"
     );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A replay waiting out a long gap in the capture (an hour here), or a rate so low that the
+/// next frame is due beyond what the clock can say, stops at SIGINT at once.
+#[test]
+fn sigint_stops_a_replay_in_a_long_wait() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !can_run() {
+        return;
+    }
+    let dir = tmp_dir("live-replay-wait");
+    let sent = gen(&dir, "two.pcap", &["--scenario", "clean", "--packets", "2"]);
+    // Classic pcap, little-endian: the second record an hour after the first.
+    let mut b = std::fs::read(&sent).unwrap();
+    let second = 24 + 16 + u32::from_le_bytes(b[32..36].try_into().unwrap()) as usize;
+    let sec = u32::from_le_bytes(b[second..second + 4].try_into().unwrap()) + 3600;
+    b[second..second + 4].copy_from_slice(&sec.to_le_bytes());
+    let gap = dir.join("gap.pcap");
+    std::fs::write(&gap, &b).unwrap();
+    let link = Link::new();
+    for (file, pace) in [(&gap, &[][..]), (&sent, &["--pps", "1e-300"][..])] {
+        let mut args = vec!["replay", file.to_str().unwrap(), "-i", &link.dev[1]];
+        args.extend_from_slice(pace);
+        let err_file = dir.join("replay.err");
+        let child = link
+            .cmd(1, &args)
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&err_file).unwrap())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        let st = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let st = wait(child, Duration::from_secs(5));
+        let err = std::fs::read_to_string(&err_file).unwrap();
+        assert!(st.success(), "replay {pace:?}: {err}");
+        assert!(
+            err.contains("SIGINT received") && err.contains("sent 1 frames"),
+            "{err}"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
