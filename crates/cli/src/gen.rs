@@ -119,6 +119,8 @@ pub fn run(a: &GenArgs) -> Result<()> {
     );
     anyhow::ensure!(a.snaplen >= 64, "--snaplen must be at least 64");
     anyhow::ensure!(a.pcp.is_none_or(|p| p < 8), "--pcp must be 0-7");
+    // A VID is 12 bits, and 4095 is reserved (IEEE 802.1Q §9.6).
+    anyhow::ensure!(a.vlan.is_none_or(|v| v < 4095), "--vlan must be 0-4094");
     let link_bps = parse_speed(&a.link)?;
     let pcapng = a.output.ends_with(".pcapng");
     let o = GenOptions {

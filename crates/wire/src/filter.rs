@@ -214,11 +214,18 @@ fn parse_lit(w: &str) -> Lit {
     Lit::Str(w.to_string())
 }
 
+/// Deepest nesting of `(` and `!` accepted: the parser and the matcher recurse once per level.
+const MAX_DEPTH: usize = 256;
+/// Most tokens in a filter: `a && b && ...` nests one level per operator when matched.
+const MAX_TOKENS: usize = 4096;
+
 struct Parser {
     toks: Vec<(usize, Tok)>,
     at: usize,
     end: usize,
     names: Vec<String>,
+    /// `(` and `!` open around the token being parsed.
+    depth: usize,
 }
 
 impl Parser {
@@ -254,13 +261,23 @@ impl Parser {
         Ok(e)
     }
     fn unary(&mut self) -> Result<Expr, FilterError> {
-        if self.peek() == Some(&Tok::Op("!")) || self.is_word("not") {
-            self.at += 1;
-            return Ok(Expr::Not(Box::new(self.unary()?)));
+        let not = self.peek() == Some(&Tok::Op("!")) || self.is_word("not");
+        let paren = self.peek() == Some(&Tok::Op("("));
+        if (not || paren) && self.depth == MAX_DEPTH {
+            return self.err(format!("nested more than {MAX_DEPTH} deep"));
         }
-        if self.peek() == Some(&Tok::Op("(")) {
+        if not {
             self.at += 1;
+            self.depth += 1;
+            let e = Expr::Not(Box::new(self.unary()?));
+            self.depth -= 1;
+            return Ok(e);
+        }
+        if paren {
+            self.at += 1;
+            self.depth += 1;
             let e = self.or()?;
+            self.depth -= 1;
             if self.peek() != Some(&Tok::Op(")")) {
                 return self.err("expected ')'");
             }
@@ -354,11 +371,18 @@ impl Filter {
                 msg: "empty filter".into(),
             });
         }
+        if let Some(&(pos, _)) = toks.get(MAX_TOKENS) {
+            return Err(FilterError {
+                pos,
+                msg: format!("longer than {MAX_TOKENS} tokens"),
+            });
+        }
         let mut p = Parser {
             toks,
             at: 0,
             end: src.len(),
             names: Vec::new(),
+            depth: 0,
         };
         let expr = p.or()?;
         if p.at != p.toks.len() {
@@ -419,5 +443,25 @@ mod tests {
         assert_eq!(parse_lit("0x81"), Lit::Num(0x81));
         assert_eq!(parse_lit("UD"), Lit::Str("UD".into()));
         assert_eq!(canonical("infiniband.bth.ackreq"), "bth.a");
+    }
+
+    /// Nesting and length are bounded, so no filter overflows the stack of the parser, the
+    /// matcher or the drop of its tree.
+    #[test]
+    fn deep_or_long_filters_are_refused() {
+        let nest = |n: usize| format!("{}bth{}", "(".repeat(n), ")".repeat(n));
+        assert!(Filter::new(&nest(MAX_DEPTH)).is_ok());
+        let e = Filter::new(&nest(MAX_DEPTH + 1)).unwrap_err();
+        assert_eq!(
+            (e.pos, e.msg.as_str()),
+            (MAX_DEPTH, "nested more than 256 deep")
+        );
+        assert!(Filter::new(&format!("{}bth", "!".repeat(MAX_DEPTH))).is_ok());
+        assert!(Filter::new(&format!("{}bth", "!".repeat(100_000))).is_err());
+        assert!(Filter::new(&format!("{}bth", "not ".repeat(MAX_DEPTH + 1))).is_err());
+        let chain = |n: usize| vec!["bth"; n].join(" && ");
+        assert!(Filter::new(&chain(MAX_TOKENS / 2)).is_ok());
+        let e = Filter::new(&chain(MAX_TOKENS)).unwrap_err();
+        assert!(e.msg.starts_with("longer than"), "{e:?}");
     }
 }
