@@ -90,7 +90,18 @@ pub struct Config {
     /// Link speed for PFC quanta; overrides the capture's `if_speed`.
     pub link_bps: Option<u64>,
     pub files: Vec<String>,
+    /// Most flows analysed one by one ([`DEFAULT_MAX_FLOWS`] unless set). Packets of later
+    /// flows go into the totals only, so that a capture of garbage in which every packet
+    /// starts a flow cannot take all the memory.
+    pub max_flows: Option<usize>,
 }
+
+/// Flows analysed one by one unless [`Config::max_flows`] says otherwise: about 350 MB of
+/// flow state at 1.4 KB a flow.
+pub const DEFAULT_MAX_FLOWS: usize = 1 << 18;
+
+/// [`Analyzer::flow`]'s answer for a new flow beyond [`Config::max_flows`].
+const UNTRACKED: usize = usize::MAX;
 
 /// Per-packet facts from the capture record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -1187,6 +1198,9 @@ pub struct Analyzer {
     pub(crate) pfc: BTreeMap<([u8; 6], u8), PfcState>,
     pub(crate) pfc_frames: (u64, u64, u64),
     pub(crate) capture: report::Capture,
+    /// [`Config::max_flows`], and the counters of the packets of flows beyond it.
+    max_flows: usize,
+    pub(crate) untracked: report::Counters,
     /// `--link-speed`, else the first non-zero `if_speed` in the capture.
     pub(crate) link_bps: Option<u64>,
     /// `link_bps` came from the configuration: it overrides every interface's `if_speed`.
@@ -1513,6 +1527,8 @@ impl Analyzer {
             pfc: BTreeMap::new(),
             pfc_frames: (0, 0, 0),
             capture,
+            max_flows: cfg.max_flows.unwrap_or(DEFAULT_MAX_FLOWS),
+            untracked: report::Counters::default(),
             fragments: (0, Vec::new()),
             frag_needed: (0, Vec::new()),
             perftest: false,
@@ -1576,8 +1592,8 @@ impl Analyzer {
         bump(&mut self.tl.events[series], i, by);
     }
 
-    /// The flow of (`nodes`, `qp`), created at `ts` if new; `slot` is its [`flow_slot`] and
-    /// `pair` the nodes' [`v4_pair`].
+    /// The flow of (`nodes`, `qp`), created at `ts` if new ([`UNTRACKED`] if that would pass
+    /// `max_flows`); `slot` is its [`flow_slot`] and `pair` the nodes' [`v4_pair`].
     #[inline]
     fn flow(&mut self, nodes: &(Node, Node), qp: u32, pair: u64, slot: u16, ts: u64) -> usize {
         let slot = usize::from(slot) & (FLOW_CACHE - 1);
@@ -1598,6 +1614,9 @@ impl Analyzer {
             Some(i) => i,
             None => {
                 let i = self.flows.len();
+                if i >= self.max_flows {
+                    return UNTRACKED;
+                }
                 if i == self.flows.capacity() {
                     // Grow by an eighth, not double: memory follows the flows closely.
                     self.flows.reserve_exact((i / 8).max(64));
@@ -1719,6 +1738,10 @@ impl Analyzer {
         let info = OpInfo::of(bth.opcode);
         let fi = self.flow(nodes, bth.destqp, e.v4_pair, e.flow_slot, m.ts_ns);
         let v2 = e.encap == Some(Encap::RoceV2);
+        if fi == UNTRACKED {
+            self.untracked(e, bth, info, v2);
+            return;
+        }
         let fl = &mut self.flows[fi];
         {
             fl.last_ts = m.ts_ns;
@@ -1772,6 +1795,51 @@ impl Analyzer {
                 }
             }
             Kind::Other => {}
+        }
+    }
+
+    /// A packet of a flow beyond `max_flows`: what needs no flow state, counted as a flow
+    /// counts it (opcode, ECN, ICRC, CNPs, NAKs by code, RNR NAKs), for the totals.
+    #[cold]
+    fn untracked(&mut self, e: &Event, bth: Bth, info: &OpInfo, v2: bool) {
+        let c = &mut self.untracked;
+        c.packets += 1;
+        c.bytes += u64::from(e.meta.orig_len);
+        c.payload_bytes += u64::from(e.payload_len);
+        c.opcodes.add(info.name, 1);
+        if v2 && info.op != Operation::Cnp {
+            let ecn = &mut c.ecn;
+            match e.ecn.unwrap_or(0) & 3 {
+                0 => ecn.not_ect += 1,
+                1 => ecn.ect1 += 1,
+                2 => ecn.ect0 += 1,
+                _ => ecn.ce += 1,
+            }
+        }
+        match e.icrc {
+            Some(IcrcStatus::Ok) => c.icrc.ok += 1,
+            Some(IcrcStatus::Bad) => c.icrc.bad += 1,
+            Some(IcrcStatus::Truncated) => c.icrc.truncated += 1,
+            Some(IcrcStatus::Unverifiable) => c.icrc.unverifiable += 1,
+            None => {}
+        }
+        match self.kinds[usize::from(bth.opcode)] {
+            Kind::Cnp => c.cnp += 1,
+            Kind::Ack => match e.aeth.map(|a| a.kind()) {
+                Some(AethKind::RnrNak { .. }) => c.rnr_naks += 1,
+                Some(AethKind::Nak { code }) => {
+                    let n = &mut c.naks;
+                    *[
+                        &mut n.psn_sequence_error,
+                        &mut n.invalid_request,
+                        &mut n.remote_access_error,
+                        &mut n.remote_operational_error,
+                        &mut n.invalid_rd_request,
+                    ][usize::from(code.min(4))] += 1;
+                }
+                _ => {}
+            },
+            _ => {}
         }
     }
 
@@ -2876,7 +2944,7 @@ mod tests {
     fn pause_timeline_at(link: u64) {
         let mut a = Analyzer::new(Config {
             link_bps: Some(link),
-            files: Vec::new(),
+            ..Config::default()
         });
         let mut x = 99u64;
         let mut rnd = move |n: u64| {

@@ -243,6 +243,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
         }
         facts.add(&a.flows[i].key, &f);
     }
+    add(&mut totals.counters, &a.untracked);
 
     // Connections: CM first, then pairs inferred from responses.
     let key_index: BTreeMap<(Node, Node, u32), usize> = a
@@ -344,6 +345,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
 
     let mut capture = a.capture.clone();
     capture.link_bps = link;
+    capture.untracked_packets = a.untracked.packets;
     let findings = findings(&a, facts, &totals, &connections, &pfc, &capture);
     let timeline = timeline(&a, sizes);
     Report {
@@ -772,6 +774,21 @@ fn findings(
             vec![],
             a.truncated_frames.1.clone(),
             "That is normal with tcpdump -s 128 and enough for this analysis. Capture whole frames if you need ICRC checks or payload.",
+        );
+    }
+    if cap.untracked_packets > 0 {
+        push(
+            Severity::Warning,
+            "capture.flow_limit",
+            format!(
+                "{} of flows beyond the first {} are in the totals but were not analysed per flow",
+                count(cap.untracked_packets, "packet", "packets"),
+                a.flows.len()
+            ),
+            vec![format!("capture.untracked_packets = {}, flows = {}", cap.untracked_packets, a.flows.len())],
+            vec![],
+            vec![],
+            "Their opcodes, ECN, ICRC, CNPs and NAKs are counted; PSNs, retransmissions, ACK latency and messages are not. A capture where nearly every packet starts a new flow is usually not RDMA (another protocol on UDP 4791, or damaged bytes). Otherwise raise --max-flows (about 1.4 KB of memory a flow) or cut the capture to the hosts of interest.",
         );
     }
     if cap.rdma_packets == 0 {

@@ -247,6 +247,8 @@ pub struct Capture {
     pub first_ts_ns: u64,
     pub last_ts_ns: u64,
     pub link_bps: u64,
+    /// Packets of flows beyond the most analysed one by one: in the totals only.
+    pub untracked_packets: u64,
 }
 
 /// Totals over every flow.

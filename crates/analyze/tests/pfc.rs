@@ -55,7 +55,7 @@ fn run(frames: &[(u64, Vec<u8>)], link: u64) -> rdmascope_analyze::Report {
 fn run_on(frames: &[(u64, Option<u64>, Vec<u8>)], link: Option<u64>) -> rdmascope_analyze::Report {
     let mut a = Analyzer::new(Config {
         link_bps: link,
-        files: vec![],
+        ..Config::default()
     });
     for (i, (ts, if_speed, d)) in frames.iter().enumerate() {
         let f = Frame::decode(1, d, d.len() as u32, &DecodeOptions::default());

@@ -1,6 +1,7 @@
 //! The analysis never panics, whatever it is fed: damaged frames of every scenario with
 //! timestamps that jump back and forth or sit at the ends of `u64`, and events with any field
-//! values at all (including ones no decoder produces). Each case ends with the report and its
+//! values at all (including ones no decoder produces), with and without a cap on the flows
+//! analysed one by one. Each case ends with the report and its
 //! JSON, so the summaries, findings and serialisation see the same values.
 
 use std::sync::LazyLock;
@@ -53,10 +54,16 @@ static FRAMES: LazyLock<Vec<Rec>> = LazyLock::new(|| {
 
 /// Runs `events` through a fresh analyser (one by one, or as batches of `batch` events) and
 /// returns the report's JSON.
-fn report(events: impl Iterator<Item = Event>, link: Option<u64>, batch: usize) -> String {
+fn report(
+    events: impl Iterator<Item = Event>,
+    link: Option<u64>,
+    batch: usize,
+    max_flows: Option<usize>,
+) -> String {
     let mut a = Analyzer::new(Config {
         link_bps: link,
         files: vec!["robustness".into()],
+        max_flows,
     });
     let mut b = Batch::default();
     let mut n = 0;
@@ -105,6 +112,7 @@ proptest! {
         link in prop_oneof![Just(None), Just(Some(1)), Just(Some(u64::MAX)), (1u64..1 << 40).prop_map(Some)],
         no_crc in any::<bool>(),
         batch in prop_oneof![Just(0usize), 1usize..64],
+        max_flows in prop_oneof![Just(None), (0usize..8).prop_map(Some)],
     ) {
         let all = &*FRAMES;
         let start = start % all.len();
@@ -135,7 +143,7 @@ proptest! {
             };
             Event::decode(meta, *link, d, *orig, &opts)
         });
-        report(events, link, batch);
+        report(events, link, batch, max_flows);
     }
 
     /// Events with any values: every opcode, PSNs at the wrap, AETH syndromes and MSNs that
@@ -154,6 +162,7 @@ proptest! {
         ),
         link in prop_oneof![Just(None), Just(Some(1)), Just(Some(u64::MAX)), (1u64..1 << 40).prop_map(Some)],
         batch in prop_oneof![Just(0usize), 1usize..64],
+        max_flows in prop_oneof![Just(None), (0usize..8).prop_map(Some)],
     ) {
         const NODES: [Node; 6] = [
             Node::V4([10, 0, 0, 1]),
@@ -215,6 +224,6 @@ proptest! {
             }
             e
         });
-        report(events, link, batch);
+        report(events, link, batch, max_flows);
     }
 }

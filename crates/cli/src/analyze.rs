@@ -37,6 +37,10 @@ pub struct AnalyzeArgs {
     /// Skip ICRC verification (faster; ICRC counts are then all zero).
     #[arg(long)]
     pub no_crc: bool,
+    /// Analyse at most N flows one by one (default 262144, about 1.4 KB of memory each);
+    /// packets of later flows are only counted in the totals.
+    #[arg(long, value_name = "N")]
+    pub max_flows: Option<usize>,
 }
 
 /// Bytes read for a chunk: small enough that a chunk's bytes stay in the decoding core's cache
@@ -137,6 +141,7 @@ pub fn analyze_files(
     link: Option<u64>,
     roce_ports: &[u16],
     no_crc: bool,
+    max_flows: Option<usize>,
 ) -> Result<Report> {
     let opts = crate::show::decode_options(roce_ports, no_crc)?;
     let source = Mutex::new(Source {
@@ -247,6 +252,7 @@ pub fn analyze_files(
         let mut an = Analyzer::new(Config {
             link_bps: link,
             files: files.to_vec(),
+            max_flows,
         });
         let mut next = 0u64;
         let mut chunk = Chunk::default();
@@ -338,7 +344,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 pub fn run(a: &AnalyzeArgs) -> Result<()> {
     let link = a.link_speed.as_deref().map(parse_speed).transpose()?;
-    let report = analyze_files(&a.files, link, &a.roce_ports, a.no_crc)?;
+    let report = analyze_files(&a.files, link, &a.roce_ports, a.no_crc, a.max_flows)?;
     if let Some(path) = &a.html {
         std::fs::write(path, crate::html::render(&report))
             .with_context(|| format!("cannot write {path}"))?;

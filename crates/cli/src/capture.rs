@@ -341,6 +341,7 @@ pub(crate) fn analyze_after(a: &CaptureArgs, files: &[PathBuf]) -> Result<()> {
             top: 20,
             roce_ports: Vec::new(),
             no_crc: false,
+            max_flows: None,
         })?;
     }
     Ok(())

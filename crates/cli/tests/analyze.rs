@@ -556,3 +556,49 @@ fn damaged_samples_never_crash_the_analysis() {
         }
     }
 }
+
+/// Beyond `--max-flows`, packets of new flows still count in every total that needs no flow
+/// state, and a warning says how many were not analysed per flow.
+#[test]
+fn flows_beyond_the_limit_count_in_the_totals() {
+    let d = tmp();
+    let cap = d.join("mixed-limit.pcap");
+    let o = bin()
+        .args(["gen", "--scenario", "mixed", "--packets", "30000", "-o"])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let all = analyze(&cap, &[]);
+    let few = analyze(&cap, &["--max-flows", "5"]);
+    assert!(all["flows"].as_array().unwrap().len() > 5);
+    assert_eq!(few["flows"].as_array().unwrap().len(), 5);
+    assert_eq!(all["capture"]["untracked_packets"], 0);
+    let tracked: u64 = few["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["packets"].as_u64().unwrap())
+        .sum();
+    let untracked = few["capture"]["untracked_packets"].as_u64().unwrap();
+    assert!(untracked > 0);
+    assert_eq!(
+        tracked + untracked,
+        all["totals"]["packets"].as_u64().unwrap()
+    );
+    for k in [
+        "packets",
+        "bytes",
+        "payload_bytes",
+        "opcodes",
+        "naks",
+        "rnr_naks",
+        "cnp",
+        "ecn",
+        "icrc",
+    ] {
+        assert_eq!(few["totals"][k], all["totals"][k], "totals.{k}");
+    }
+    assert!(codes(&few).contains("capture.flow_limit"));
+    assert!(!codes(&all).contains("capture.flow_limit"));
+}
