@@ -100,6 +100,10 @@ pub struct Config {
 /// flow state at 1.4 KB a flow.
 pub const DEFAULT_MAX_FLOWS: usize = 1 << 18;
 
+/// Most (source MAC, priority) pairs whose PFC/PAUSE episodes are followed one by one; frames
+/// of further pairs are counted only (a real fabric has far fewer, garbage any number).
+pub(crate) const MAX_PFC_PORTS: usize = 4096;
+
 /// [`Analyzer::flow`]'s answer for a new flow beyond [`Config::max_flows`].
 const UNTRACKED: usize = usize::MAX;
 
@@ -1197,6 +1201,8 @@ pub struct Analyzer {
     kinds: [Kind; 256],
     pub(crate) pfc: BTreeMap<([u8; 6], u8), PfcState>,
     pub(crate) pfc_frames: (u64, u64, u64),
+    /// PFC/PAUSE frames with a (source, priority) beyond [`MAX_PFC_PORTS`].
+    pub(crate) pfc_untracked: u64,
     pub(crate) capture: report::Capture,
     /// [`Config::max_flows`], and the counters of the packets of flows beyond it.
     max_flows: usize,
@@ -1526,6 +1532,7 @@ impl Analyzer {
             kinds: std::array::from_fn(|op| Kind::of(OpInfo::of(op as u8))),
             pfc: BTreeMap::new(),
             pfc_frames: (0, 0, 0),
+            pfc_untracked: 0,
             capture,
             max_flows: cfg.max_flows.unwrap_or(DEFAULT_MAX_FLOWS),
             untracked: report::Counters::default(),
@@ -2321,7 +2328,12 @@ impl Analyzer {
             self.pfc_frames.2 += 1;
         }
         let ts = m.ts_ns;
+        let mut untracked = false;
         for (p, q) in prios {
+            if self.pfc.len() >= MAX_PFC_PORTS && !self.pfc.contains_key(&(src, p)) {
+                untracked = true;
+                continue;
+            }
             let st = self.pfc.entry((src, p)).or_default();
             if st.frames == 0 {
                 st.first_frame = m.number;
@@ -2348,6 +2360,7 @@ impl Analyzer {
                 self.episode(src, p, s, ts);
             }
         }
+        self.pfc_untracked += u64::from(untracked);
     }
 
     /// Ends the pass and builds the report.

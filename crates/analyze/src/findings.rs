@@ -328,6 +328,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
         xoff_frames: a.pfc_frames.1,
         xon_frames: a.pfc_frames.2,
         link_bps: link,
+        untracked_frames: a.pfc_untracked,
         ..Default::default()
     };
     for ((m, p), st) in &a.pfc {
@@ -789,6 +790,21 @@ fn findings(
             vec![],
             vec![],
             "Their opcodes, ECN, ICRC, CNPs and NAKs are counted; PSNs, retransmissions, ACK latency and messages are not. A capture where nearly every packet starts a new flow is usually not RDMA (another protocol on UDP 4791, or damaged bytes). Otherwise raise --max-flows (about 1.4 KB of memory a flow) or cut the capture to the hosts of interest.",
+        );
+    }
+    if pfc.untracked_frames > 0 {
+        push(
+            Severity::Warning,
+            "capture.pfc_limit",
+            format!(
+                "{} came from (source MAC, priority) pairs beyond the first {}: counted, but their pause episodes were not followed",
+                count(pfc.untracked_frames, "PFC/PAUSE frame", "PFC/PAUSE frames"),
+                a.pfc.len()
+            ),
+            vec![format!("pfc.untracked_frames = {}, pfc.by_port = {}", pfc.untracked_frames, a.pfc.len())],
+            vec![],
+            vec![],
+            "No fabric has that many pausing ports: the frames are most likely damaged or forged (random source MACs). Find where they come from with `rdmascope show -Y macc` before trusting any PFC figure of this capture.",
         );
     }
     if cap.rdma_packets == 0 {

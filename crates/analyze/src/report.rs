@@ -214,6 +214,9 @@ pub struct Pfc {
     pub pause_ns_total: u64,
     pub link_bps: u64,
     pub by_port: Vec<PfcPort>,
+    /// Frames whose (source, priority) came after the most followed one by one: counted in
+    /// `frames`, in no port.
+    pub untracked_frames: u64,
 }
 
 /// How bad a finding is.

@@ -154,3 +154,25 @@ fn quanta_use_the_speed_of_the_frame_s_own_interface() {
         (vec![FULL_100G], 100_000_000_000)
     );
 }
+
+/// PAUSE frames from more source MACs than are followed one by one: every frame is counted,
+/// the first 4,096 sources have their episodes, and a warning says how many were not followed.
+#[test]
+fn sources_beyond_the_limit_are_counted_not_followed() {
+    let frames: Vec<_> = (0..5000u64)
+        .map(|i| {
+            let mut f = pause(0, 100);
+            f[10..12].copy_from_slice(&(i as u16).to_be_bytes());
+            (i * 10_000, f)
+        })
+        .collect();
+    let r = run(&frames, 100_000_000_000);
+    assert_eq!(r.pfc.frames, 5000);
+    assert_eq!(r.pfc.by_port.len(), 4096);
+    assert_eq!(r.pfc.untracked_frames, 5000 - 4096);
+    assert_eq!(r.pfc.pause_episodes, 4096);
+    assert!(r.findings.iter().any(|f| f.code == "capture.pfc_limit"));
+    let few = run(&frames[..100], 100_000_000_000);
+    assert_eq!(few.pfc.untracked_frames, 0);
+    assert!(!few.findings.iter().any(|f| f.code == "capture.pfc_limit"));
+}
