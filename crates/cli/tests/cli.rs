@@ -157,6 +157,40 @@ fn filter_and_count() {
     let (_, err, ok) = run(&["show", "-Y", "bth.psn ==", p]);
     assert!(!ok);
     assert!(err.contains("display filter error at column"), "{err}");
+    // A protocol name, as in Wireshark, matches the frames that have that layer.
+    let (json, _, _) = run(&["show", "--json", p]);
+    let with = |layer: &str| {
+        json.lines()
+            .filter(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v.as_object()
+                    .unwrap()
+                    .keys()
+                    .any(|k| k.starts_with(&format!("{layer}.")))
+            })
+            .count()
+    };
+    let total = json.lines().count();
+    for (filter, layer) in [
+        ("bth", "bth"),
+        ("infiniband", "bth"),
+        ("aeth", "aeth"),
+        ("reth", "reth"),
+        ("macc", "macc"),
+        ("vlan", "vlan"),
+        ("ip", "ip"),
+        ("ipv6", "ipv6"),
+    ] {
+        let n = with(layer);
+        assert!(n > 0 && n < total, "{layer}: {n} of {total}");
+        let (out, _, _) = run(&["show", "-Y", filter, p]);
+        assert_eq!(out.lines().count(), n, "-Y {filter}");
+        let (out, _, _) = run(&["show", "-Y", &format!("!{filter}"), p]);
+        assert_eq!(out.lines().count(), total - n, "-Y !{filter}");
+    }
+    // A protocol and one of its fields in one filter each get their value.
+    let (out, _, _) = run(&["show", "-Y", "bth && bth.destqp == 0xc6", p]);
+    assert_eq!(out.lines().count(), 2);
 }
 
 #[test]

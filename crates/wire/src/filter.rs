@@ -94,6 +94,8 @@ const PREFIXES: &[&str] = &[
 fn canonical(name: &str) -> String {
     let n = name.strip_prefix("infiniband.").unwrap_or(name);
     match n {
+        // Wireshark's protocol of every IB and RoCE packet: here, those with a BTH.
+        "infiniband" => "bth".to_string(),
         "bth.ackreq" => "bth.a".to_string(),
         "bth.pkey" => "bth.p_key".to_string(),
         "deth.src_qp" => "deth.srcqp".to_string(),
@@ -399,17 +401,33 @@ impl Filter {
         let mut vals: [Option<Value<'_>>; 16] = [None; 16];
         if self.names.len() <= vals.len() {
             fields::visit(meta, frame, &mut |n, v| {
-                if let Some(i) = self.names.iter().position(|x| x == n) {
-                    if vals[i].is_none() {
-                        vals[i] = Some(v);
+                for (x, val) in self.names.iter().zip(vals.iter_mut()) {
+                    if val.is_none() && names(x, n) {
+                        *val = Some(v);
                     }
                 }
             });
             eval(&self.expr, &|i| vals[i])
         } else {
-            eval(&self.expr, &|i| fields::get(meta, frame, &self.names[i]))
+            eval(&self.expr, &|i| {
+                let mut out = None;
+                fields::visit(meta, frame, &mut |n, v| {
+                    if out.is_none() && names(&self.names[i], n) {
+                        out = Some(v);
+                    }
+                });
+                out
+            })
         }
     }
+}
+
+/// Whether the filter's name `want` names the field `field`: the field itself, or, as in
+/// Wireshark, a protocol (`bth`, `ip`, `macc`) every field of that layer.
+fn names(want: &str, field: &str) -> bool {
+    field
+        .strip_prefix(want)
+        .is_some_and(|rest| rest.is_empty() || (rest.starts_with('.') && !want.contains('.')))
 }
 
 fn eval<'a>(e: &Expr, get: &dyn Fn(usize) -> Option<Value<'a>>) -> bool {
@@ -443,6 +461,16 @@ mod tests {
         assert_eq!(parse_lit("0x81"), Lit::Num(0x81));
         assert_eq!(parse_lit("UD"), Lit::Str("UD".into()));
         assert_eq!(canonical("infiniband.bth.ackreq"), "bth.a");
+        assert_eq!(canonical("infiniband"), "bth");
+    }
+
+    #[test]
+    fn protocol_names_name_their_fields() {
+        assert!(names("bth", "bth.destqp") && names("bth", "bth"));
+        assert!(names("bth.destqp", "bth.destqp"));
+        assert!(!names("bth.dest", "bth.destqp") && !names("bth.destqp", "bth.destqp.x"));
+        assert!(!names("ip", "ipv6.src") && !names("icmp", "icmpv6.type"));
+        assert!(names("ipv6", "ipv6.src") && names("icrc", "icrc.status"));
     }
 
     /// Nesting and length are bounded, so no filter overflows the stack of the parser, the
