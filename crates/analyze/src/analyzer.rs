@@ -1205,8 +1205,10 @@ pub struct Analyzer {
     pub(crate) pfc_untracked: u64,
     pub(crate) capture: report::Capture,
     /// [`Config::max_flows`], and the counters of the packets of flows beyond it.
-    max_flows: usize,
+    pub(crate) max_flows: usize,
     pub(crate) untracked: report::Counters,
+    /// CM REQs (and REJs without one) of connections beyond `max_flows`, not recorded.
+    pub(crate) cm_untracked: u64,
     /// `--link-speed`, else the first non-zero `if_speed` in the capture.
     pub(crate) link_bps: Option<u64>,
     /// `link_bps` came from the configuration: it overrides every interface's `if_speed`.
@@ -1536,6 +1538,7 @@ impl Analyzer {
             capture,
             max_flows: cfg.max_flows.unwrap_or(DEFAULT_MAX_FLOWS),
             untracked: report::Counters::default(),
+            cm_untracked: 0,
             fragments: (0, Vec::new()),
             frag_needed: (0, Vec::new()),
             perftest: false,
@@ -1747,6 +1750,10 @@ impl Analyzer {
         let v2 = e.encap == Some(Encap::RoceV2);
         if fi == UNTRACKED {
             self.untracked(e, bth, info, v2);
+            // A CM message needs no flow state: its connection is recorded all the same.
+            if let Some(cm) = e.cm.as_deref() {
+                self.cm_message(m, nodes.0, nodes.1, *cm);
+            }
             return;
         }
         let fl = &mut self.flows[fi];
@@ -2192,6 +2199,10 @@ impl Analyzer {
                 if self.cm_index.contains_key(&(src, r.local_comm_id)) {
                     return; // a retried REQ
                 }
+                if self.cm.len() >= self.max_flows {
+                    self.cm_untracked += 1;
+                    return;
+                }
                 self.cm.push(CmConn {
                     a: src,
                     b: dst,
@@ -2236,6 +2247,8 @@ impl Analyzer {
                     c.state = "rejected";
                     c.reject = Some(r.reason);
                     c.reply_frame.get_or_insert(m.number);
+                } else if self.cm.len() >= self.max_flows {
+                    self.cm_untracked += 1;
                 } else {
                     // The REQ is not in the capture (or was cut by the snaplen): keep the REJ.
                     self.cm.push(CmConn {

@@ -347,6 +347,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
     let mut capture = a.capture.clone();
     capture.link_bps = link;
     capture.untracked_packets = a.untracked.packets;
+    capture.untracked_cm = a.cm_untracked;
     let findings = findings(&a, facts, &totals, &connections, &pfc, &capture);
     let timeline = timeline(&a, sizes);
     Report {
@@ -777,19 +778,34 @@ fn findings(
             "That is normal with tcpdump -s 128 and enough for this analysis. Capture whole frames if you need ICRC checks or payload.",
         );
     }
-    if cap.untracked_packets > 0 {
-        push(
-            Severity::Warning,
-            "capture.flow_limit",
+    if cap.untracked_packets > 0 || cap.untracked_cm > 0 {
+        let summary = if cap.untracked_packets > 0 {
             format!(
                 "{} of flows beyond the first {} are in the totals but were not analysed per flow",
                 count(cap.untracked_packets, "packet", "packets"),
-                a.flows.len()
-            ),
-            vec![format!("capture.untracked_packets = {}, flows = {}", cap.untracked_packets, a.flows.len())],
+                a.max_flows
+            )
+        } else {
+            format!(
+                "{} beyond the first {} were not recorded",
+                count(cap.untracked_cm, "CM connection", "CM connections"),
+                a.max_flows
+            )
+        };
+        push(
+            Severity::Warning,
+            "capture.flow_limit",
+            summary,
+            vec![format!(
+                "capture.untracked_packets = {}, capture.untracked_cm = {}, flows = {}, CM connections = {}",
+                cap.untracked_packets,
+                cap.untracked_cm,
+                a.flows.len(),
+                a.cm.len()
+            )],
             vec![],
             vec![],
-            "Their opcodes, ECN, ICRC, CNPs and NAKs are counted; PSNs, retransmissions, ACK latency and messages are not. A capture where nearly every packet starts a new flow is usually not RDMA (another protocol on UDP 4791, or damaged bytes). Otherwise raise --max-flows (about 1.4 KB of memory a flow) or cut the capture to the hosts of interest.",
+            "Their opcodes, ECN, ICRC, CNPs and NAKs are counted; PSNs, retransmissions, ACK latency, messages and the connections of the CM requests are not. A capture where nearly every packet starts a new flow or connection is usually not RDMA (another protocol on UDP 4791, or damaged bytes). Otherwise raise --max-flows (about 1.4 KB of memory a flow) or cut the capture to the hosts of interest.",
         );
     }
     if pfc.untracked_frames > 0 {

@@ -252,6 +252,8 @@ pub struct Capture {
     pub link_bps: u64,
     /// Packets of flows beyond the most analysed one by one: in the totals only.
     pub untracked_packets: u64,
+    /// CM connections beyond as many as flows are analysed: requested, not recorded.
+    pub untracked_cm: u64,
 }
 
 /// Totals over every flow.

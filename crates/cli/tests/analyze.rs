@@ -601,4 +601,17 @@ fn flows_beyond_the_limit_count_in_the_totals() {
     }
     assert!(codes(&few).contains("capture.flow_limit"));
     assert!(!codes(&all).contains("capture.flow_limit"));
+    // CM connections are recorded whatever their flows, up to as many as flows.
+    let cm = |r: &Value| {
+        r["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["learned"] == "cm")
+            .count() as u64
+    };
+    assert!(cm(&all) > 5, "{}", cm(&all));
+    assert_eq!(cm(&few), 5);
+    assert_eq!(few["capture"]["untracked_cm"].as_u64(), Some(cm(&all) - 5));
+    assert_eq!(all["capture"]["untracked_cm"], 0);
 }
