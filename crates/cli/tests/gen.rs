@@ -330,76 +330,24 @@ fn duration_and_link_speed() {
 
 #[test]
 fn bad_arguments_are_refused() {
-    for args in [
-        &["gen", "--scenario", "nope", "-o", "/tmp/x.pcap"][..],
-        &[
-            "gen",
-            "--scenario",
-            "clean",
-            "--link",
-            "fast",
-            "-o",
-            "/tmp/x.pcap",
-        ][..],
-        &[
-            "gen",
-            "--scenario",
-            "clean",
-            "--duration",
-            "5",
-            "-o",
-            "/tmp/x.pcap",
-        ][..],
-        &[
-            "gen",
-            "--scenario",
-            "clean",
-            "--vlan",
-            "4095",
-            "-o",
-            "/tmp/x.pcap",
-        ][..],
-        &[
-            "gen",
-            "--scenario",
-            "clean",
-            "--vlan",
-            "5000",
-            "-o",
-            "/tmp/x.pcap",
-        ][..],
-        &[
-            "gen",
-            "--scenario",
-            "clean",
-            "--snaplen",
-            "10",
-            "-o",
-            "/tmp/x.pcap",
-        ][..],
-        &[
-            "gen",
-            "--scenario",
-            "clean",
-            "--corrupt-rate",
-            "2",
-            "-o",
-            "/tmp/x.pcap",
-        ][..],
-        &[
-            "gen",
-            "--scenario",
-            "clean",
-            "--vlan",
-            "3",
-            "--pcp",
-            "8",
-            "-o",
-            "/tmp/x.pcap",
-        ][..],
-    ] {
+    let bad = [
+        &["--scenario", "nope"][..],
+        &["--link", "fast"],
+        &["--duration", "5"],
+        &["--vlan", "4095"],
+        &["--vlan", "5000"],
+        &["--snaplen", "10"],
+        &["--corrupt-rate", "2"],
+        &["--vlan", "3", "--pcp", "8"],
+    ];
+    for extra in bad {
+        let mut args = vec!["gen", "-o", "/tmp/x.pcap"];
+        if extra[0] != "--scenario" {
+            args.extend(["--scenario", "clean"]);
+        }
+        args.extend(extra);
         let o = Command::new(env!("CARGO_BIN_EXE_rdmascope"))
-            .args(args)
+            .args(&args)
             .output()
             .unwrap();
         assert!(!o.status.success(), "{args:?}");
