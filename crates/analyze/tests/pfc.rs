@@ -147,12 +147,17 @@ fn quanta_use_the_speed_of_the_frame_s_own_interface() {
     // Forced to 400G: every port.
     let r = run_on(&frames, Some(400_000_000_000));
     assert_eq!(per_port(&r), [83_885; 4]);
-    // A capture whose only speed is 0, or none: 100G.
-    let r = run_on(&[(0, Some(0), pause(1, 0xffff))], None);
-    assert_eq!(
-        (per_port(&r), r.capture.link_bps),
-        (vec![FULL_100G], 100_000_000_000)
-    );
+    // A capture whose only speed is 0, or none, or below 1 Mb/s (damaged): 100G.
+    for speed in [0, 1, 999_999] {
+        let r = run_on(&[(0, Some(speed), pause(1, 0xffff))], None);
+        assert_eq!(
+            (per_port(&r), r.capture.link_bps),
+            (vec![FULL_100G], 100_000_000_000)
+        );
+    }
+    // 1 Mb/s is believed: a full pause is then 33.6 s.
+    let r = run_on(&[(0, Some(1_000_000), pause(1, 0xffff))], None);
+    assert_eq!(per_port(&r), [33_553_920_000]);
 }
 
 /// PAUSE frames from more source MACs than are followed one by one: every frame is counted,
