@@ -722,6 +722,8 @@ pub(crate) struct Req {
     after_cnp: Option<(u64, u64)>,
     msg_open: Option<(u64, Operation)>,
     ackreq: VecDeque<(u32, u64)>,
+    /// Frame of the newest request in `ackreq` or `reads` (the one a stall leaves unanswered).
+    last_wait_frame: u64,
     pub s: ReqSum,
     /// Bytes sent per 10 µs bucket lately, for the rate before a CNP.
     recent: RateRing,
@@ -782,6 +784,17 @@ impl ReqState {
     #[inline]
     fn live_ref(&self) -> Option<&Req> {
         self.live.as_deref()
+    }
+
+    /// Requests still waiting for their ACK or READ response: how many, the oldest one's
+    /// (PSN, timestamp) and the newest one's frame. None for a closed connection.
+    pub(crate) fn waiting(&self) -> Option<(usize, (u32, u64), u64)> {
+        let r = self.live_ref()?;
+        let oldest = [r.ackreq.front(), r.reads.front()]
+            .into_iter()
+            .flatten()
+            .min_by_key(|&&(_, ts)| ts)?;
+        Some((r.ackreq.len() + r.reads.len(), *oldest, r.last_wait_frame))
     }
 
     /// The summary, if the flow carried requests (unpacked when sealed).
@@ -1125,6 +1138,11 @@ impl FlowState {
     }
 
     /// The first PSN of the flow's requests.
+    /// The PSN of the last ACK this flow carried that moved forward.
+    pub(crate) fn last_ack(&self) -> Option<u32> {
+        self.resp.as_deref()?.last_ack
+    }
+
     pub fn first_psn(&self) -> Option<u32> {
         self.req.sum().and_then(|q| q.first_psn)
     }
@@ -1966,12 +1984,14 @@ impl Analyzer {
                 rq.ackreq.pop_front();
             }
             rq.ackreq.push_back((bth.psn, ts));
+            rq.last_wait_frame = m.number;
         }
         if is_read && class == Class::New {
             if rq.reads.len() == 1024 {
                 rq.reads.pop_front();
             }
             rq.reads.push_back((bth.psn, ts));
+            rq.last_wait_frame = m.number;
         }
         if ce {
             fl.cited.add(&mut fl.cited_full, Cite::Ce, m.number);
@@ -2761,6 +2781,47 @@ mod tests {
         };
         assert_eq!(lat("10.0.0.2", 0x30), Some((1, 10)));
         assert_eq!(lat("10.0.0.3", 0x40), Some((1, 15)));
+    }
+
+    /// A connection stalls when a request waits for its ACK at least a second while the
+    /// capture goes on, after the responder had answered before; not when the capture ends
+    /// sooner, nor when nothing was ever answered (the other direction may not be captured).
+    #[test]
+    fn unanswered_requests_stall_their_connection() {
+        const S: u64 = 1_000_000_000;
+        let stalls = |events: &[Event]| {
+            let mut an = Analyzer::new(Config::default());
+            events.iter().for_each(|e| an.event(e));
+            let r = an.finish();
+            let f: Vec<_> = r
+                .findings
+                .iter()
+                .filter(|f| f.code == "transport.stall")
+                .collect();
+            f.first().map(|f| (f.frames.clone(), f.flows.clone()))
+        };
+        let answered = [rc(1, 2, 0x30, 0x04, 100, 10), rc(2, 1, 0x30, 0x11, 100, 20)];
+        let send = rc(1, 2, 0x30, 0x04, 101, 30);
+        let later = |ts| rc(5, 6, 0x50, 0x04, 7, ts);
+        let mut events = answered.to_vec();
+        events.extend([send.clone(), later(30 + S)]);
+        assert_eq!(
+            stalls(&events),
+            Some((
+                vec![30],
+                vec!["10.0.0.1 > 10.0.0.2 qp 0x000030".to_string()]
+            ))
+        );
+        // The capture ends too soon after the SEND to call it a stall.
+        events.pop();
+        events.push(later(30 + S / 2));
+        assert_eq!(stalls(&events), None);
+        // Acknowledged after all.
+        events.pop();
+        events.extend([rc(2, 1, 0x30, 0x11, 101, 40), later(30 + S)]);
+        assert_eq!(stalls(&events), None);
+        // Nothing on this connection was ever answered: no stall is claimed.
+        assert_eq!(stalls(&[send, later(30 + S)]), None);
     }
 
     /// Feeding packets in reused batches of uneven sizes gives the report feeding them one at

@@ -85,6 +85,11 @@ fn fmt_ns(ns: u64) -> String {
 /// At most this many flows are named in a finding.
 const NAMED: usize = 10;
 
+/// How long a request may go unanswered, with the capture still running, before its
+/// connection counts as stalled: longer than an RC requester's whole retry budget at common
+/// settings (7 retries of a 67 ms ACK timeout), far longer than any healthy ACK.
+const STALL_NS: u64 = 1_000_000_000;
+
 /// The name a finding gives a flow.
 fn flow_name(f: &report::Flow) -> String {
     format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)
@@ -511,6 +516,54 @@ fn findings(
             facts.timeout.0,
             frames_of(Cite::Timeout),
             "The requester waited out its local ACK timeout: the tail of a message or its ACKs were lost, so no NAK could say what was missing. Fix the loss (see PFC and link health); a timeout stalls the QP for 4.096 µs × 2^timeout, so keep the QP timeout (NCCL_IB_TIMEOUT, rdma_set_option) reasonable rather than huge.",
+        );
+    }
+    // Stalls: requests of a connection whose other side answered before, still unanswered
+    // long after (the capture goes on for at least `STALL_NS` past them).
+    let mut stalled = (0usize, 0u64, Vec::new(), Vec::new(), Vec::new());
+    for f in &a.flows {
+        let Some((n, (psn, oldest), frame)) = f.req.waiting() else {
+            continue;
+        };
+        let age = cap.last_ts_ns.saturating_sub(oldest);
+        let Some(p) = f.peer() else { continue };
+        if age >= STALL_NS {
+            stalled.0 += n;
+            stalled.1 = stalled.1.max(age);
+            if stalled.2.len() < NAMED {
+                let name = format!("{} > {} qp 0x{:06x}", f.key.0, f.key.1, f.key.2);
+                stalled.4.push(match a.flows[p].last_ack() {
+                    Some(ack) => format!("{name}: oldest unanswered PSN {psn}, last ACK PSN {ack}"),
+                    None => format!("{name}: oldest unanswered PSN {psn}, no ACK"),
+                });
+                stalled.2.push(name);
+            }
+            stalled.3.push(frame);
+        }
+    }
+    if !stalled.3.is_empty() {
+        let (n, age, flows, mut frames, psns) = stalled;
+        frames.sort_unstable();
+        frames.truncate(10);
+        let secs = |ns: u64| format!("{:.1} s", ns as f64 / 1e9);
+        push(
+            Severity::Warning,
+            "transport.stall",
+            format!(
+                "{} never got {} although the capture went on for {} after {}: the {} stalled",
+                count(n, "request", "requests"),
+                agree(n, "its ACK or READ response", "their ACKs or READ responses"),
+                secs(age),
+                agree(n, "it", "the oldest"),
+                agree(frames.len(), "connection", "connections")
+            ),
+            [format!("unanswered requests = {n}, the oldest {} before the end of the capture", secs(age))]
+                .into_iter()
+                .chain(psns)
+                .collect(),
+            flows,
+            frames,
+            "The responder had answered on this connection before, then stopped. An RC requester retries and then moves the QP to the error state (IBV_WC_RETRY_EXC_ERR), so the application hangs or reconnects. Check the responder: its QP state, its out_of_sequence / packet_seq_err counters, a software responder's ACK generation (an ACK must carry the PSN of the request it acknowledges), and whether its packets reach this side (a firewall or ACL on UDP 4791 in one direction).",
         );
     }
     if t.rnr_naks > 0 {

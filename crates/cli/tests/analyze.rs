@@ -373,6 +373,31 @@ fn real_captures() {
                 .collect();
             assert!(serious.is_empty(), "{name}: {serious:?}");
         }
+        // The custom responder acknowledges the last SEND with PSN 0xffffff (frame 148), so
+        // that SEND (frame 147) is never acknowledged while the capture runs on for 146 s.
+        // Only that capture stalls.
+        let stall: Vec<&Value> = r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"] == "transport.stall")
+            .collect();
+        if name.contains("stall") {
+            assert_eq!(stall.len(), 1, "{name}");
+            assert_eq!(stall[0]["frames"], serde_json::json!([147]), "{name}");
+            assert_eq!(
+                stall[0]["flows"],
+                serde_json::json!(["192.168.178.25 > 192.168.178.23 qp 0x000019"]),
+                "{name}"
+            );
+            let evidence = stall[0]["evidence"].to_string();
+            assert!(
+                evidence.contains("oldest unanswered PSN 7488513, last ACK PSN 16777215"),
+                "{evidence}"
+            );
+        } else {
+            assert!(stall.is_empty(), "{name}: {stall:?}");
+        }
         if name.contains("perftest") {
             assert!(
                 r["connections"]
