@@ -1143,6 +1143,14 @@ impl FlowState {
         self.resp.as_deref()?.last_ack
     }
 
+    /// PSN sequence error NAKs this flow carried.
+    fn sequence_naks(&self) -> u64 {
+        self.resp
+            .as_deref()
+            .and_then(|r| r.more.as_deref())
+            .map_or(0, |m| m.naks[0])
+    }
+
     pub fn first_psn(&self) -> Option<u32> {
         self.req.sum().and_then(|q| q.first_psn)
     }
@@ -2400,6 +2408,25 @@ impl Analyzer {
         self.pfc_untracked += u64::from(untracked);
     }
 
+    /// Missing PSNs of flow `i` shown dropped by the capture, not the network: at or before
+    /// its responder's last ACK, on a flow nothing was resent or gap-filled on and whose
+    /// responder sent no PSN sequence NAK (RC delivers in order or retries, so an ACK past a
+    /// PSN means it arrived). Before the flows are sealed, which frees the PSN windows.
+    pub(crate) fn capture_dropped(&self, i: usize) -> u64 {
+        let f = &self.flows[i];
+        let (Some(r), Some(p)) = (f.req.live_ref(), f.peer()) else {
+            return 0;
+        };
+        let p = &self.flows[p];
+        let (Some(t), Some(ack)) = (&r.s.psn, p.last_ack()) else {
+            return 0;
+        };
+        if r.s.retx > 0 || r.s.gap_filled > 0 || p.sequence_naks() > 0 {
+            return 0;
+        }
+        t.missing_through(ack)
+    }
+
     /// Ends the pass and builds the report.
     pub fn finish(mut self) -> report::Report {
         self.end_pauses();
@@ -2822,6 +2849,42 @@ mod tests {
         assert_eq!(stalls(&events), None);
         // Nothing on this connection was ever answered: no stall is claimed.
         assert_eq!(stalls(&[send, later(30 + S)]), None);
+    }
+
+    /// A PSN missing from the capture but acknowledged, with nothing NAKed or resent, was
+    /// dropped by the capture, not the network; one never acknowledged is loss.
+    #[test]
+    fn acknowledged_missing_psns_are_capture_drops() {
+        let codes = |events: &[Event]| {
+            let mut an = Analyzer::new(Config::default());
+            events.iter().for_each(|e| an.event(e));
+            let r = an.finish();
+            let c: Vec<String> = r.findings.iter().map(|f| f.code.clone()).collect();
+            (r.totals.counters.missing_packets, c)
+        };
+        let sent: Vec<Event> = [100, 101, 103, 104]
+            .iter()
+            .map(|&p| rc(1, 2, 0x30, 0x04, p, u64::from(p)))
+            .collect();
+        let ack = |psn, ts| rc(2, 1, 0x30, 0x11, psn, ts);
+        let mut events = sent.clone();
+        events.push(ack(103, 200));
+        let (missing, c) = codes(&events);
+        assert_eq!(missing, 1);
+        assert!(c.contains(&"capture.drops".to_string()), "{c:?}");
+        assert!(!c.contains(&"transport.loss".to_string()), "{c:?}");
+        // Acknowledged only up to 101: nothing shows that 102 arrived.
+        let mut events = sent.clone();
+        events.push(ack(101, 200));
+        let (_, c) = codes(&events);
+        assert!(c.contains(&"transport.loss".to_string()), "{c:?}");
+        assert!(!c.contains(&"capture.drops".to_string()), "{c:?}");
+        // Resent after all: loss, whatever the ACKs say.
+        let mut events = sent;
+        events.extend([rc(1, 2, 0x30, 0x04, 101, 150), ack(104, 200)]);
+        let (_, c) = codes(&events);
+        assert!(c.contains(&"transport.loss".to_string()), "{c:?}");
+        assert!(!c.contains(&"capture.drops".to_string()), "{c:?}");
     }
 
     /// Feeding packets in reused batches of uneven sizes gives the report feeding them one at

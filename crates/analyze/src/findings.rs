@@ -112,6 +112,9 @@ impl Named {
 #[derive(Default)]
 struct Facts {
     loss: Named,
+    /// Flows whose responder acknowledged missing PSNs, nothing NAKed or resent: the capture
+    /// dropped packets there, not the network. Their missing PSNs, those acknowledged, names.
+    dropped: (u64, u64, Named),
     timeout: Named,
     rnr: Named,
     remote_access: Named,
@@ -136,17 +139,22 @@ struct Facts {
 }
 
 impl Facts {
-    /// Adds the flow whose key is `key` and whose report is `f`.
-    fn add(&mut self, key: &(Node, Node, u32), f: &report::Flow) {
+    /// Adds the flow whose key is `key` and whose report is `f`; `acked` of its missing PSNs
+    /// were acknowledged (see [`Analyzer::capture_dropped`]): then the capture dropped packets
+    /// of this flow, and its missing PSNs after the last ACK seen are taken for the same.
+    fn add(&mut self, key: &(Node, Node, u32), f: &report::Flow, acked: u64) {
         let c = &f.counters;
+        let missing = if acked > 0 { 0 } else { c.missing_packets };
         self.loss.add_if(
-            c.retransmitted_packets
-                + c.gap_filled_packets
-                + c.missing_packets
-                + c.naks.psn_sequence_error
+            c.retransmitted_packets + c.gap_filled_packets + missing + c.naks.psn_sequence_error
                 > 0,
             f,
         );
+        if acked > 0 {
+            self.dropped.0 += c.missing_packets;
+            self.dropped.1 += acked;
+            self.dropped.2.add_if(true, f);
+        }
         self.timeout.add_if(c.timeouts > 0, f);
         self.rnr.add_if(c.rnr_naks > 0, f);
         self.remote_access.add_if(c.naks.remote_access_error > 0, f);
@@ -221,6 +229,7 @@ fn seal_all(flows: &mut [crate::analyzer::FlowState]) {
 
 pub(crate) fn build(mut a: Analyzer) -> Report {
     let link = a.link_bps();
+    let dropped: Vec<u64> = (0..a.flows.len()).map(|i| a.capture_dropped(i)).collect();
     seal_all(&mut a.flows);
     let mut order: Vec<usize> = (0..a.flows.len()).collect();
     order.sort_by_key(|&i| a.flows[i].key);
@@ -246,7 +255,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
         for (k, v) in f.messages.size_histogram.iter() {
             *sizes.entry(k).or_default() += v;
         }
-        facts.add(&a.flows[i].key, &f);
+        facts.add(&a.flows[i].key, &f, dropped[i]);
     }
     add(&mut totals.counters, &a.untracked);
 
@@ -485,8 +494,28 @@ fn findings(
         });
     };
 
-    if t.naks.psn_sequence_error > 0 || t.gap_filled_packets > 0 || t.missing_packets > 0 {
-        let lost = t.gap_filled_packets + t.missing_packets;
+    // Missing PSNs the responders acknowledged were dropped by the capture, not the network.
+    let (dropped, acked) = (facts.dropped.0, facts.dropped.1);
+    let missing = t.missing_packets - dropped;
+    if dropped > 0 {
+        push(
+            Severity::Warning,
+            "capture.drops",
+            format!(
+                "{} never appear in the capture on flows whose responders acknowledged missing PSNs while nothing was NAKed or resent: the capture dropped them, not the network",
+                count(dropped, "packet", "packets")
+            ),
+            vec![
+                format!("missing_packets = {} on those flows, {acked} of them before the last ACK seen", dropped),
+                "retransmitted_packets = 0, gap_filled_packets = 0 and PSN sequence NAKs = 0 on those flows".to_string(),
+            ],
+            facts.dropped.2 .0.clone(),
+            vec![],
+            "Loss figures of this capture undercount nothing but its own drops: the fabric delivered these packets. Capture again with a larger buffer (rdmascope capture -B 256M, tcpdump -B), a snaplen of 128, on a quieter core, or from the RDMA device (rdmascope capture -i mlx5_0) before judging loss.",
+        );
+    }
+    if t.naks.psn_sequence_error > 0 || t.gap_filled_packets > 0 || missing > 0 {
+        let lost = t.gap_filled_packets + missing;
         push(
             Severity::Critical,
             "transport.loss",

@@ -189,6 +189,26 @@ impl Tracker {
         init.then_some(highest)
     }
 
+    /// Of [`Tracker::missing`], those at or before `psn` (an ACK's): unseen PSNs of the
+    /// window after `psn` are subtracted, READ-consumed ones too, so the answer is never more
+    /// than the truth. 0 when `psn` lies before the window.
+    pub fn missing_through(&self, psn: u32) -> u64 {
+        if !self.init || self.sealed {
+            return 0;
+        }
+        if psn_diff(psn, self.highest) >= 0 {
+            return self.missing();
+        }
+        let Ok(from) = usize::try_from(psn_diff(psn, self.base)) else {
+            return 0;
+        };
+        let end = psn_diff(self.highest, self.base) as usize;
+        let after = (from + 1..=end)
+            .filter(|&i| !Self::bits(&self.words, i).0)
+            .count() as u64;
+        self.missing().saturating_sub(after)
+    }
+
     /// PSNs between the first and the highest never seen (READ-consumed ones excepted).
     pub fn missing(&self) -> u64 {
         if !self.init {
@@ -243,6 +263,22 @@ mod tests {
         assert_eq!(t.see(0, false), Class::Retransmitted);
         assert_eq!(t.see(1, false), Class::New);
         assert_eq!(t.missing(), 0);
+    }
+
+    #[test]
+    fn missing_through_an_ack() {
+        let mut t = Tracker::default();
+        for p in [0xff_fffe, 0, 3, 4, 8] {
+            t.see(p, false);
+        }
+        // Unseen: 0xffffff, 1, 2, 5, 6, 7.
+        assert_eq!(t.missing(), 6);
+        assert_eq!(t.missing_through(8), 6);
+        assert_eq!(t.missing_through(100), 6);
+        assert_eq!(t.missing_through(4), 3);
+        assert_eq!(t.missing_through(1), 2);
+        assert_eq!(t.missing_through(0xff_fffe), 0);
+        assert_eq!(t.missing_through(0xff_0000), 0); // before the window
     }
 
     #[test]
