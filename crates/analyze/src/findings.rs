@@ -95,6 +95,11 @@ fn flow_name(f: &report::Flow) -> String {
     format!("{} > {} qp 0x{:06x}", f.src, f.dst, f.dest_qp)
 }
 
+/// [`flow_name`] from a flow's key.
+fn key_name(k: &(Node, Node, u32)) -> String {
+    format!("{} > {} qp 0x{:06x}", k.0, k.1, k.2)
+}
+
 /// The first [`NAMED`] flows that match a rule's test.
 #[derive(Default)]
 struct Named(Vec<String>);
@@ -396,7 +401,7 @@ fn timeline(a: &Analyzer, sizes: BTreeMap<u64, u64>) -> report::Timeline {
         .take(TOP_SERIES)
         .filter(|f| f.bytes > 0)
         .map(|f| report::Series {
-            name: format!("{} > {} qp 0x{:06x}", f.key.0, f.key.1, f.key.2),
+            name: key_name(&f.key),
             values: f.tput.dense(len),
         })
         .collect();
@@ -511,7 +516,7 @@ fn findings(
             ],
             facts.dropped.2 .0.clone(),
             vec![],
-            "Loss figures of this capture undercount nothing but its own drops: the fabric delivered these packets. Capture again with a larger buffer (rdmascope capture -B 256M, tcpdump -B), a snaplen of 128, on a quieter core, or from the RDMA device (rdmascope capture -i mlx5_0) before judging loss.",
+            "These packets reached the responder; only the capture missed them, so it cannot show whether the fabric lost any. Capture again with a larger buffer (rdmascope capture -B 256M, tcpdump -B), a snaplen of 128, on a quieter core, or from the RDMA device (rdmascope capture -i mlx5_0) before judging loss.",
         );
     }
     if t.naks.psn_sequence_error > 0 || t.gap_filled_packets > 0 || missing > 0 {
@@ -560,7 +565,7 @@ fn findings(
             stalled.0 += n;
             stalled.1 = stalled.1.max(age);
             if stalled.2.len() < NAMED {
-                let name = format!("{} > {} qp 0x{:06x}", f.key.0, f.key.1, f.key.2);
+                let name = key_name(&f.key);
                 stalled.4.push(match a.flows[p].last_ack() {
                     Some(ack) => format!("{name}: oldest unanswered PSN {psn}, last ACK PSN {ack}"),
                     None => format!("{name}: oldest unanswered PSN {psn}, no ACK"),
