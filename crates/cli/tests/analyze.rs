@@ -50,6 +50,25 @@ fn analyze(path: &std::path::Path, extra: &[&str]) -> Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// `gen --scenario SCENARIO --packets N` written to `dir/name`.
+fn generated(dir: &std::path::Path, name: &str, scenario: &str, n: u32) -> std::path::PathBuf {
+    let cap = dir.join(name);
+    let o = bin()
+        .args([
+            "gen",
+            "--scenario",
+            scenario,
+            "--packets",
+            &n.to_string(),
+            "-o",
+        ])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    cap
+}
+
 fn codes(report: &Value) -> BTreeSet<String> {
     report["findings"]
         .as_array()
@@ -199,13 +218,7 @@ fn every_scenario_matches_its_ground_truth() {
 #[test]
 fn clean_scenario_has_no_warning() {
     let d = tmp();
-    let cap = d.join("clean-long.pcapng");
-    let o = bin()
-        .args(["gen", "--scenario", "clean", "--packets", "60000", "-o"])
-        .arg(&cap)
-        .output()
-        .unwrap();
-    assert!(o.status.success());
+    let cap = generated(&d, "clean-long.pcapng", "clean", 60000);
     let r = analyze(&cap, &[]);
     let serious: Vec<&Value> = r["findings"]
         .as_array()
@@ -292,13 +305,7 @@ fn text_reports_of_the_samples() {
 #[test]
 fn several_files_are_one_stream_and_a_cut_file_names_where_it_stopped() {
     let d = tmp();
-    let cap = d.join("lossy-twice.pcap");
-    let o = bin()
-        .args(["gen", "--scenario", "lossy", "--packets", "20000", "-o"])
-        .arg(&cap)
-        .output()
-        .unwrap();
-    assert!(o.status.success());
+    let cap = generated(&d, "lossy-twice.pcap", "lossy", 20000);
     let one = analyze(&cap, &[]);
     let n = one["capture"]["packets"].as_u64().unwrap();
     assert_eq!(n, 20000);
@@ -604,13 +611,7 @@ fn damaged_samples_never_crash_the_analysis() {
 #[test]
 fn flows_beyond_the_limit_count_in_the_totals() {
     let d = tmp();
-    let cap = d.join("mixed-limit.pcap");
-    let o = bin()
-        .args(["gen", "--scenario", "mixed", "--packets", "30000", "-o"])
-        .arg(&cap)
-        .output()
-        .unwrap();
-    assert!(o.status.success());
+    let cap = generated(&d, "mixed-limit.pcap", "mixed", 30000);
     let all = analyze(&cap, &[]);
     let few = analyze(&cap, &["--max-flows", "5"]);
     assert!(all["flows"].as_array().unwrap().len() > 5);
