@@ -9,6 +9,8 @@
 # do the two captures of each peak RSS pair.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# tshark is a peer of the benchmark: without it the ratio would be meaningless.
+command -v tshark > /dev/null || { echo "bench/analyze.sh: tshark not found (apt-get install -y tshark)" >&2; exit 1; }
 mkdir -p bench/out
 cargo build --release --quiet
 bin=target/release/rdmascope
