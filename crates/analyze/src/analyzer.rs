@@ -156,6 +156,8 @@ pub struct Event {
     /// [`mac_word`] of the Ethernet source address, 0 without Ethernet.
     pub eth_src: u64,
     pub icrc: Option<IcrcStatus>,
+    /// The IB link's VCRC (IBTA §7.8.2): native IB captures only.
+    pub vcrc: Option<IcrcStatus>,
     pub ecn: Option<u8>,
     /// VLAN PCP, else DSCP / 8.
     pub prio: u8,
@@ -235,6 +237,7 @@ impl Event {
             payload_len: f.payload_len as u32,
             eth_src: f.eth.map_or(0, |e| mac_word(e.src)),
             icrc: f.icrc,
+            vcrc: f.vcrc,
             ecn: f.ecn(),
             prio: f.pcp().unwrap_or(f.dscp().unwrap_or(0) >> 3),
             udp_sport: f.udp.map(|u| u.src_port),
@@ -259,6 +262,50 @@ struct Totals {
     truncated: u64,
     /// The first truncated frames' numbers (as many as a finding cites).
     truncated_at: [u64; SAMPLES],
+    vcrc: Vcrc,
+}
+
+/// VCRC outcomes of the IB frames (IBTA §7.8.2; none on Ethernet), summed while decoding.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Vcrc {
+    pub(crate) ok: u64,
+    pub(crate) bad: u64,
+    pub(crate) truncated: u64,
+    /// Frames whose ICRC is bad under a good VCRC: damaged before the last hop's VCRC.
+    pub(crate) ok_with_bad_icrc: u64,
+    /// Frames whose ICRC and VCRC are both bad: damaged on the last link.
+    pub(crate) bad_with_bad_icrc: u64,
+    /// The first bad-VCRC frames' numbers (as many as a finding cites).
+    pub(crate) bad_at: Vec<u64>,
+}
+
+impl Vcrc {
+    #[cold]
+    fn add(&mut self, s: IcrcStatus, icrc: Option<IcrcStatus>, number: u64) {
+        match s {
+            IcrcStatus::Ok => {
+                self.ok += 1;
+                self.ok_with_bad_icrc += u64::from(icrc == Some(IcrcStatus::Bad));
+            }
+            IcrcStatus::Bad => {
+                self.bad += 1;
+                self.bad_with_bad_icrc += u64::from(icrc == Some(IcrcStatus::Bad));
+                sample(&mut self.bad_at, number);
+            }
+            IcrcStatus::Truncated | IcrcStatus::Unverifiable => self.truncated += 1,
+        }
+    }
+
+    fn merge(&mut self, o: &Self) {
+        self.ok += o.ok;
+        self.bad += o.bad;
+        self.truncated += o.truncated;
+        self.ok_with_bad_icrc += o.ok_with_bad_icrc;
+        self.bad_with_bad_icrc += o.bad_with_bad_icrc;
+        for &n in &o.bad_at {
+            sample(&mut self.bad_at, n);
+        }
+    }
 }
 
 impl Totals {
@@ -276,6 +323,9 @@ impl Totals {
                 *n = m.number;
             }
             self.truncated += 1;
+        }
+        if let Some(v) = e.vcrc {
+            self.vcrc.add(v, e.icrc, m.number);
         }
     }
 }
@@ -1247,6 +1297,7 @@ pub struct Analyzer {
     pub(crate) frag_needed: (u64, Vec<u64>),
     pub(crate) perftest: bool,
     pub(crate) truncated_frames: (u64, Vec<u64>),
+    pub(crate) vcrc: Vcrc,
     pub(crate) tl: Timeline,
     /// Pause time per timeline bucket for each (source MAC, priority), spread as episodes close.
     pub(crate) pauses: BTreeMap<([u8; 6], u8), Vec<u64>>,
@@ -1573,6 +1624,7 @@ impl Analyzer {
             frag_needed: (0, Vec::new()),
             perftest: false,
             truncated_frames: (0, Vec::new()),
+            vcrc: Vcrc::default(),
             tl: Timeline::default(),
             pauses: BTreeMap::new(),
             pause_pending: Vec::new(),
@@ -1742,6 +1794,7 @@ impl Analyzer {
         c.bytes += t.bytes;
         c.last_ts_ns = c.last_ts_ns.max(t.last_ts);
         self.truncated_frames.0 += t.truncated;
+        self.vcrc.merge(&t.vcrc);
         let kept = t.truncated_at.len().min(t.truncated as usize);
         for &n in &t.truncated_at[..kept] {
             sample(&mut self.truncated_frames.1, n);

@@ -263,6 +263,13 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
         facts.add(&a.flows[i].key, &f, dropped[i]);
     }
     add(&mut totals.counters, &a.untracked);
+    totals.vcrc = crate::report::Vcrc {
+        ok: a.vcrc.ok,
+        bad: a.vcrc.bad,
+        truncated: a.vcrc.truncated,
+        ok_with_bad_icrc: a.vcrc.ok_with_bad_icrc,
+        bad_with_bad_icrc: a.vcrc.bad_with_bad_icrc,
+    };
 
     // Connections: CM first, then pairs inferred from responses.
     let key_index: BTreeMap<(Node, Node, u32), usize> = a
@@ -795,14 +802,53 @@ fn findings(
         );
     }
     if t.icrc.bad > 0 {
+        let mut evidence = vec![format!(
+            "icrc: ok {}, bad {}, truncated {}, unverifiable {}",
+            t.icrc.ok, t.icrc.bad, t.icrc.truncated, t.icrc.unverifiable
+        )];
+        let v = &totals.vcrc;
+        let mut advice = "The invariant CRC covers everything a switch or router may not change, so a mismatch means corruption on a link or in a device, or a covered field rewritten.".to_string();
+        if t.icrc.bad > v.ok_with_bad_icrc + v.bad_with_bad_icrc {
+            advice.push_str(" For RoCE, check link error counters along the path and anything that rewrites RoCE packets (an ECMP/NAT device changing the UDP source port or IP addresses).");
+        }
+        if v.bad_with_bad_icrc > 0 {
+            evidence.push(format!(
+                "{} a bad VCRC too",
+                count(v.bad_with_bad_icrc, "of them has", "of them have")
+            ));
+            advice.push_str(" Those with a bad VCRC too were damaged on the last link before the capture point (see vcrc.bad).");
+        }
+        if v.ok_with_bad_icrc > 0 {
+            evidence.push(format!(
+                "{} a good VCRC",
+                count(v.ok_with_bad_icrc, "of them has", "of them have")
+            ));
+            advice.push_str(" InfiniBand recomputes the VCRC at every hop, so a bad ICRC under a good VCRC was damaged before the last hop: inside a switch (its buffer memory or a faulty ASIC) or by the sender, not on the last cable. Compare the error counters of the switches on the path (ibqueryerrors) and suspect the one all these flows cross.");
+        }
         push(
             Severity::Critical,
             "icrc.bad",
-            format!("{} a bad ICRC: the receiving HCA drops {} silently", count(t.icrc.bad, "packet carries", "packets carry"), agree(t.icrc.bad, "it", "them")),
-            vec![format!("icrc: ok {}, bad {}, truncated {}, unverifiable {}", t.icrc.ok, t.icrc.bad, t.icrc.truncated, t.icrc.unverifiable)],
+            format!(
+                "{} a bad ICRC: the receiving HCA drops {} silently",
+                count(t.icrc.bad, "packet carries", "packets carry"),
+                agree(t.icrc.bad, "it", "them")
+            ),
+            evidence,
             facts.icrc_bad.0,
             frames_of(Cite::Bad),
-            "The invariant CRC covers everything a router may not change, so a mismatch means corruption on a link or a middlebox rewriting a covered field (an ECMP/NAT device changing the UDP source port or IP addresses). Check link error counters along the path and anything that rewrites RoCE packets.",
+            &advice,
+        );
+    }
+    let v = &totals.vcrc;
+    if v.bad > 0 {
+        push(
+            Severity::Critical,
+            "vcrc.bad",
+            format!("{} a bad VCRC: the link into the capture point corrupts bits", count(v.bad, "InfiniBand packet carries", "InfiniBand packets carry")),
+            vec![format!("vcrc: ok {}, bad {}, truncated {}", v.ok, v.bad, v.truncated)],
+            vec![],
+            a.vcrc.bad_at.clone(),
+            "The VCRC covers the whole packet and is recomputed at every hop, so a bad one means bits flipped on the last link before the capture point: its cable, transceiver or one of its two ports. The receiving port drops such packets and the sender retransmits them. Read that link's SymbolErrorCounter, PortRcvErrors and LinkErrorRecoveryCounter on both ends (perfquery, ibqueryerrors), then reseat or replace the cable.",
         );
     }
     if let Some((sp, (n, named))) = facts

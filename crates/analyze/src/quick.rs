@@ -86,6 +86,8 @@ struct Below {
     udp_sport: Option<u16>,
     eth_src: u64,
     icrc: IcrcOver,
+    /// Native IB: the LRH's offset and the end of the packet (PktLen), where the VCRC is.
+    vcrc: Option<(usize, usize)>,
 }
 
 /// What the ICRC covers (IBTA §7.8.1, Annex A17.3.3): from the IP header, the LRH or the GRH.
@@ -189,6 +191,7 @@ fn rocev2(d: &[u8], link: u32, truncated: bool, opts: &DecodeOptions) -> Option<
         udp_sport: Some(udp.src_port()),
         eth_src,
         icrc: IcrcOver::RoceV2 { ip_at: at, hl },
+        vcrc: None,
     })
 }
 
@@ -253,6 +256,7 @@ fn ethernet_ipv4(d: &[u8], truncated: bool, opts: &DecodeOptions) -> Option<Belo
             ip_at: at,
             hl: IPV4_HEADER_LEN,
         },
+        vcrc: None,
     })
 }
 
@@ -278,6 +282,7 @@ fn ib(d: &[u8], at: usize, truncated: bool) -> Option<Below> {
         udp_sport: None,
         eth_src: 0,
         icrc,
+        vcrc: Some((at, pkt_end)),
     };
     let g_at = at + lrh::HEADER_LEN;
     match l.lnh() {
@@ -313,6 +318,17 @@ fn transport(
 ) -> Option<()> {
     let (tstart, tlen) = (h.tstart, h.tlen);
     let (src, dst) = (h.src, h.dst);
+    // The VCRC (IBTA §7.8.2), over the LRH through the ICRC, in the 2 bytes after PktLen.
+    let vcrc = h.vcrc.and_then(|(at, end)| match d.get(end..end + 2) {
+        None => Some(IcrcStatus::Truncated),
+        Some(v) => opts.verify_crc.then(|| {
+            if icrc::vcrc(&d[at..end]) == u16::from_le_bytes([v[0], v[1]]) {
+                IcrcStatus::Ok
+            } else {
+                IcrcStatus::Bad
+            }
+        }),
+    });
     // BTH (IBTA 9.2) and the extension headers its opcode implies (Table 38), all captured.
     let b = BthPacket::new_checked(d.get(tstart..)?).ok()?;
     let info = OpInfo::of(b.opcode());
@@ -361,6 +377,7 @@ fn transport(
         payload_len: e_payload_len,
         eth_src: e_eth_src,
         icrc: e_icrc,
+        vcrc: e_vcrc,
         ecn: e_ecn,
         prio: e_prio,
         udp_sport: e_udp_sport,
@@ -389,6 +406,7 @@ fn transport(
     *e_payload_len = (tlen - hdrs - padcnt) as u32;
     *e_eth_src = h.eth_src;
     *e_icrc = icrc;
+    *e_vcrc = vcrc;
     *e_ecn = h.ecn;
     *e_prio = h.prio;
     *e_udp_sport = h.udp_sport;

@@ -262,6 +262,20 @@ pub struct Totals {
     #[serde(flatten)]
     pub counters: Counters,
     pub retransmission_triggers: Triggers,
+    pub vcrc: Vcrc,
+}
+
+/// VCRC outcomes of native IB frames (IBTA §7.8.2); all zero on Ethernet.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Vcrc {
+    pub ok: u64,
+    pub bad: u64,
+    pub truncated: u64,
+    /// Frames with a bad ICRC under a good VCRC: damaged before the last hop computed its
+    /// VCRC (in a switch or the sender), not on the last link.
+    pub ok_with_bad_icrc: u64,
+    /// Frames with both a bad ICRC and a bad VCRC: damaged on the last link.
+    pub bad_with_bad_icrc: u64,
 }
 
 /// One named series of values per time bucket.

@@ -196,6 +196,9 @@ proptest! {
                 icrc: [IcrcStatus::Ok, IcrcStatus::Bad, IcrcStatus::Truncated, IcrcStatus::Unverifiable]
                     .get(usize::from(icrc))
                     .copied(),
+                vcrc: [IcrcStatus::Ok, IcrcStatus::Bad, IcrcStatus::Truncated, IcrcStatus::Unverifiable]
+                    .get(usize::from(icrc ^ prio) % 5)
+                    .copied(),
                 ecn,
                 prio,
                 udp_sport: (sport != 0).then_some(sport),

@@ -459,9 +459,18 @@ pub fn render_text(r: &Report, top: usize) -> String {
         dur(r.pfc.pause_ns_total)
     ));
     s.push_str(&format!(
-        "  ICRC: ok {}, bad {}, truncated {}, unverifiable {}\n\n",
+        "  ICRC: ok {}, bad {}, truncated {}, unverifiable {}",
         t.icrc.ok, t.icrc.bad, t.icrc.truncated, t.icrc.unverifiable
     ));
+    // Native IB only: Ethernet has no VCRC.
+    let v = &r.totals.vcrc;
+    if v.ok + v.bad + v.truncated > 0 {
+        s.push_str(&format!(
+            "; VCRC: ok {}, bad {}, truncated {}",
+            v.ok, v.bad, v.truncated
+        ));
+    }
+    s.push_str("\n\n");
     let serious = r
         .findings
         .iter()

@@ -119,6 +119,18 @@ fn compare(name: &str, truth: &Value, report: &Value) {
             "{name}: flow {k:?} transport"
         );
     }
+    assert_eq!(
+        report["totals"]["vcrc"]["ok"], truth["vcrc"]["ok"],
+        "{name}: VCRC ok"
+    );
+    assert_eq!(
+        report["totals"]["vcrc"]["bad"], truth["vcrc"]["bad"],
+        "{name}: VCRC bad"
+    );
+    assert_eq!(
+        report["totals"]["vcrc"]["truncated"], truth["vcrc"]["truncated"],
+        "{name}: VCRC truncated"
+    );
     let want_codes: BTreeSet<String> = truth["expected_findings"]
         .as_array()
         .unwrap()
@@ -168,7 +180,11 @@ fn every_scenario_matches_its_ground_truth() {
     let d = tmp();
     for scenario in SCENARIOS {
         let variants: &[(&str, &[&str])] = if scenario == "ib" {
-            &[("", &[]), ("-s128", &["--snaplen", "128"])]
+            &[
+                ("", &[]),
+                ("-s128", &["--snaplen", "128"]),
+                ("-corrupt", &["--corrupt-rate", "0.01"]),
+            ]
         } else {
             &[
                 ("", &[]),

@@ -211,6 +211,9 @@ pub fn expected_findings(
     if c.icrc.bad > 0 {
         f.push("icrc.bad");
     }
+    if t.vcrc.bad > 0 {
+        f.push("vcrc.bad");
+    }
     if max_flows_one_sport >= 3 {
         f.push("ecmp.single_udp_sport");
     }

@@ -600,6 +600,17 @@ impl<'s> Sim<'s> {
         }
         self.truth.frames += 1;
         self.truth.last_ts_ns = ts;
+        // Native IB frames end in a VCRC, which covers the corrupted byte too.
+        if o.iface == 1 {
+            let v = &mut self.truth.vcrc;
+            if truncated {
+                v.truncated += 1;
+            } else if corrupted {
+                v.bad += 1;
+            } else {
+                v.ok += 1;
+            }
+        }
         if let Some(t) = o.tally.take() {
             self.tally(ts, &t, o.orig_len, truncated, corrupted);
         }

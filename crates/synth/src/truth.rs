@@ -34,6 +34,14 @@ pub struct Icrc {
     pub unverifiable: u64,
 }
 
+/// VCRC outcomes of the native IB frames (`analyze`'s `totals.vcrc`; none on Ethernet).
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct Vcrc {
+    pub ok: u64,
+    pub bad: u64,
+    pub truncated: u64,
+}
+
 /// The counters of `totals` and of each flow.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct Counters {
@@ -215,6 +223,7 @@ pub struct Truth {
     pub first_ts_ns: u64,
     pub last_ts_ns: u64,
     pub totals: Counters,
+    pub vcrc: Vcrc,
     pub flows: Vec<FlowTruth>,
     pub connections: Vec<ConnTruth>,
     pub pfc: PfcTruth,

@@ -30,6 +30,27 @@ pub const CRC16_VCRC: crc::Algorithm<u16> = crc::Algorithm {
 /// Slice-by-16 tables (8 KB): the VCRC covers every byte of an IB packet, and a byte at a
 /// time it held the decoding of full-payload IB captures to about a quarter of RoCE's speed.
 static VCRC: crc::Crc<u16, crc::Table<16>> = crc::Crc::<u16, crc::Table<16>>::new(&CRC16_VCRC);
+/// From this length on the VCRC is folded with carry-less multiplies (crc-fast: 9 GB/s at
+/// 1 KB and 24 GB/s at 4 KB here, against 3.2–3.6 GB/s for the tables); below it the tables
+/// win (64 bytes: 2.4 against 1.3 GB/s).
+const VCRC_FOLD_FROM: usize = 256;
+
+/// [`CRC16_VCRC`] for crc-fast, whose folding keys are computed once.
+fn vcrc_params() -> crc_fast::CrcParams {
+    static P: OnceLock<crc_fast::CrcParams> = OnceLock::new();
+    *P.get_or_init(|| {
+        let a = &CRC16_VCRC;
+        crc_fast::CrcParams::new(
+            "IB VCRC",
+            16,
+            a.poly.into(),
+            a.init.into(),
+            a.refin,
+            a.xorout.into(),
+            a.check.into(),
+        )
+    })
+}
 
 /// A hasher seeded with [`SEED_FF8`] (`ff8`) or with the plain CRC-32 start. Both are built
 /// once and cloned: creating a hasher detects the CPU's features, which cost as much as
@@ -126,7 +147,11 @@ pub fn ib_local(pkt: &[u8]) -> Option<u32> {
 
 /// The VCRC over `pkt` (LRH through ICRC).
 pub fn vcrc(pkt: &[u8]) -> u16 {
-    VCRC.checksum(pkt)
+    if pkt.len() >= VCRC_FOLD_FROM {
+        crc_fast::checksum_with_params(vcrc_params(), pkt) as u16
+    } else {
+        VCRC.checksum(pkt)
+    }
 }
 
 /// Reads an ICRC as stored on the wire (least-significant byte first).
@@ -155,6 +180,17 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// The folded VCRC of long packets equals the tables', at every length and alignment
+        /// around the folding's block sizes.
+        #[test]
+        fn vcrc_folded_equals_tables(
+            pkt in proptest::collection::vec(proptest::num::u8::ANY, 0..4700),
+            skip in 0usize..16,
+        ) {
+            let p = &pkt[skip.min(pkt.len())..];
+            proptest::prop_assert_eq!(vcrc(p), VCRC.checksum(p));
+        }
+
         /// Short packets (hashed from one buffer) and long ones (prefix and rest apart) alike.
         #[test]
         fn rocev2_equals_hashing_the_masked_packet(
