@@ -100,9 +100,10 @@ pub struct Config {
 /// flow state at 1.4 KB a flow.
 pub const DEFAULT_MAX_FLOWS: usize = 1 << 18;
 
-/// The slowest `if_speed` believed (1 Mb/s, the least `--link-speed` takes): below it, a
-/// capture's interface speed is damaged or a placeholder, and the pause times would be absurd.
-const MIN_IF_SPEED: u64 = 1_000_000;
+/// The slowest and fastest `if_speed` believed (1 Mb/s and 100 Tb/s, as `--link-speed`):
+/// beyond them, a capture's interface speed is damaged or a placeholder, and the pause times
+/// would be absurd.
+const IF_SPEEDS: std::ops::RangeInclusive<u64> = 1_000_000..=100_000_000_000_000;
 
 /// Most (source MAC, priority) pairs whose PFC/PAUSE episodes are followed one by one; frames
 /// of further pairs are counted only (a real fabric has far fewer, garbage any number).
@@ -1289,7 +1290,7 @@ pub struct Analyzer {
     pub(crate) untracked: report::Counters,
     /// CM REQs (and REJs without one) of connections beyond `max_flows`, not recorded.
     pub(crate) cm_untracked: u64,
-    /// `--link-speed`, else the first `if_speed` of at least [`MIN_IF_SPEED`] in the capture.
+    /// `--link-speed`, else the first `if_speed` in [`IF_SPEEDS`] in the capture.
     pub(crate) link_bps: Option<u64>,
     /// `link_bps` came from the configuration: it overrides every interface's `if_speed`.
     link_forced: bool,
@@ -1806,7 +1807,7 @@ impl Analyzer {
     fn event_inline(&mut self, e: &Event) {
         self.slot(e.meta.ts_ns);
         let m = &e.meta;
-        if self.link_bps.is_none() && m.if_speed.is_some_and(|s| s >= MIN_IF_SPEED) {
+        if self.link_bps.is_none() && m.if_speed.is_some_and(|s| IF_SPEEDS.contains(&s)) {
             self.link_bps = m.if_speed;
         }
         // The rare kinds, tested at once (`|`, not `||`): most events are none of them.
@@ -2408,7 +2409,7 @@ impl Analyzer {
     /// captured on: its interface's `if_speed` unless the configuration forces one.
     fn pfc_frame(&mut self, m: &PacketMeta, src: [u8; 6], mc: MacControl) {
         let link = match m.if_speed {
-            Some(s) if s >= MIN_IF_SPEED && !self.link_forced => s,
+            Some(s) if IF_SPEEDS.contains(&s) && !self.link_forced => s,
             _ => self.link_bps(),
         };
         let prios: Vec<(u8, u16)> = match mc {

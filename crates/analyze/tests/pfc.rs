@@ -147,8 +147,9 @@ fn quanta_use_the_speed_of_the_frame_s_own_interface() {
     // Forced to 400G: every port.
     let r = run_on(&frames, Some(400_000_000_000));
     assert_eq!(per_port(&r), [83_885; 4]);
-    // A capture whose only speed is 0, or none, or below 1 Mb/s (damaged): 100G.
-    for speed in [0, 1, 999_999] {
+    // A capture whose only speed is 0, or none, or below 1 Mb/s or above 100 Tb/s (damaged):
+    // 100G.
+    for speed in [0, 1, 999_999, 100_000_000_000_001, u64::MAX] {
         let r = run_on(&[(0, Some(speed), pause(1, 0xffff))], None);
         assert_eq!(
             (per_port(&r), r.capture.link_bps),

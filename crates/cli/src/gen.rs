@@ -59,9 +59,13 @@ pub fn parse_speed(s: &str) -> Result<u64> {
     let v: f64 = num
         .parse()
         .with_context(|| format!("bad link speed '{s}' (try 100G)"))?;
-    let bps = (v * mul as f64) as u64;
-    anyhow::ensure!(bps >= 1_000_000, "link speed '{s}' is too low");
-    Ok(bps)
+    let bps = v * mul as f64;
+    anyhow::ensure!(bps >= 1e6, "link speed '{s}' is too low (1M at least)");
+    anyhow::ensure!(
+        bps <= 1e14,
+        "link speed '{s}' is too high (100000G at most)"
+    );
+    Ok(bps as u64)
 }
 
 /// Parses `10ms`, `2s`, `500us`, `100ns`.
@@ -187,5 +191,9 @@ mod tests {
         assert_eq!(parse_duration("1.5s").unwrap(), 1_500_000_000);
         assert!(parse_duration("10").is_err());
         assert!(parse_speed("fast").is_err());
+        assert_eq!(parse_speed("100000G").unwrap(), 100_000_000_000_000);
+        for absurd in ["1e30G", "inf", "NaN", "-5G", "0.5M", "100001G"] {
+            assert!(parse_speed(absurd).is_err(), "{absurd}");
+        }
     }
 }
