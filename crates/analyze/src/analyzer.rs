@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 use rdmascope_wire::bth::psn_diff;
 use rdmascope_wire::ext::{rnr_timer_us, Aeth, AethKind};
 use rdmascope_wire::frame::{Encap, Other};
+use rdmascope_wire::lldp::{AppEntry, CnConfig, EtsConfig, LldpPacket, PfcConfig};
 use rdmascope_wire::macctl::{quanta_to_ns, MacControl};
 use rdmascope_wire::mad::{self, CmMessage};
 use rdmascope_wire::opcode::{OpInfo, Operation, Position, Transport};
@@ -140,6 +141,8 @@ pub struct Event {
     /// A MAC control frame (PFC or PAUSE) and its source MAC; rare, so boxed to keep events
     /// small.
     pub macctl: Option<Box<([u8; 6], MacControl)>>,
+    /// An LLDP frame's DCB settings; rare, so boxed.
+    pub lldp: Option<Box<Dcb>>,
     /// TCP to or from port 18515 (perftest's out-of-band QP exchange).
     pub perftest: bool,
     /// ICMP "fragmentation needed" / ICMPv6 "packet too big".
@@ -214,6 +217,9 @@ impl Event {
             macctl: f
                 .macctl
                 .map(|m| Box::new((f.eth.map(|e| e.src).unwrap_or_default(), m))),
+            lldp: f
+                .lldp()
+                .map(|l| Box::new(Dcb::new(f.eth.map(|e| e.src).unwrap_or_default(), &l))),
             perftest: matches!(other, Some(Other::Tcp { src_port, dst_port, .. }) if src_port == 18515 || dst_port == 18515),
             frag_needed: matches!(
                 other,
@@ -249,6 +255,36 @@ impl Event {
             } else {
                 None
             },
+        }
+    }
+}
+
+/// What an LLDP frame says of its sender and of the DCB settings it advertises (IEEE 802.1Q
+/// Annex D.2), owned so it can cross threads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dcb {
+    /// The Ethernet source address.
+    pub src: [u8; 6],
+    /// System name, else chassis ID.
+    pub name: String,
+    pub port: String,
+    pub pfc: Option<PfcConfig>,
+    pub ets: Option<EtsConfig>,
+    pub cn: Option<CnConfig>,
+    /// Application Priority entries (the first 64).
+    pub app: Vec<AppEntry>,
+}
+
+impl Dcb {
+    fn new(src: [u8; 6], l: &LldpPacket<&[u8]>) -> Self {
+        Self {
+            src,
+            name: l.sender().map(|s| s.to_string()).unwrap_or_default(),
+            port: l.port().map(|p| p.to_string()).unwrap_or_default(),
+            pfc: l.pfc(),
+            ets: l.ets(),
+            cn: l.cn(),
+            app: l.app().take(64).collect(),
         }
     }
 }
@@ -1252,6 +1288,16 @@ pub(crate) struct CmConn {
     pub reply_frame: Option<u64>,
 }
 
+/// One LLDP sender's DCB settings.
+#[derive(Debug, Default)]
+pub(crate) struct DcbState {
+    pub(crate) frames: u64,
+    pub(crate) first_frame: u64,
+    /// Frames whose PFC enable bits or willing bit differed from the sender's frame before.
+    pub(crate) pfc_changes: u64,
+    pub(crate) last: Dcb,
+}
+
 /// PFC episode state per (source MAC, priority).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PfcState {
@@ -1284,6 +1330,10 @@ pub struct Analyzer {
     pub(crate) pfc_frames: (u64, u64, u64),
     /// PFC/PAUSE frames with a (source, priority) beyond [`MAX_PFC_PORTS`].
     pub(crate) pfc_untracked: u64,
+    /// What each LLDP sender (by source MAC) advertised last, and LLDP frames of senders beyond
+    /// [`MAX_PFC_PORTS`].
+    pub(crate) dcb: BTreeMap<[u8; 6], DcbState>,
+    pub(crate) dcb_untracked: u64,
     pub(crate) capture: report::Capture,
     /// [`Config::max_flows`], and the counters of the packets of flows beyond it.
     pub(crate) max_flows: usize,
@@ -1617,6 +1667,8 @@ impl Analyzer {
             pfc: BTreeMap::new(),
             pfc_frames: (0, 0, 0),
             pfc_untracked: 0,
+            dcb: BTreeMap::new(),
+            dcb_untracked: 0,
             capture,
             max_flows: cfg.max_flows.unwrap_or(DEFAULT_MAX_FLOWS),
             untracked: report::Counters::default(),
@@ -1811,9 +1863,13 @@ impl Analyzer {
             self.link_bps = m.if_speed;
         }
         // The rare kinds, tested at once (`|`, not `||`): most events are none of them.
-        if e.macctl.is_some() | e.perftest | e.frag_needed | e.roce_fragment {
+        if e.macctl.is_some() | e.lldp.is_some() | e.perftest | e.frag_needed | e.roce_fragment {
             if let Some(&(src, mc)) = e.macctl.as_deref() {
                 self.pfc_frame(m, src, mc);
+                return;
+            }
+            if let Some(d) = e.lldp.as_deref() {
+                self.dcb_frame(m, d);
                 return;
             }
             self.perftest |= e.perftest;
@@ -2407,6 +2463,24 @@ impl Analyzer {
     /// extends it to max(end, ts + quanta time), and it ends at a zero-quanta frame or expiry.
     /// A quantum is 512 bit times (IEEE 802.3 Annex 31B, 802.1Qbb) of the link the frame was
     /// captured on: its interface's `if_speed` unless the configuration forces one.
+    /// An LLDP frame: its sender's DCB settings replace those it sent before.
+    #[cold]
+    fn dcb_frame(&mut self, m: &PacketMeta, d: &Dcb) {
+        if !self.dcb.contains_key(&d.src) && self.dcb.len() >= MAX_PFC_PORTS {
+            self.dcb_untracked += 1;
+            return;
+        }
+        let s = self.dcb.entry(d.src).or_insert_with(|| DcbState {
+            first_frame: m.number,
+            ..DcbState::default()
+        });
+        s.frames += 1;
+        if let (Some(old), Some(new)) = (s.last.pfc, d.pfc) {
+            s.pfc_changes += u64::from(old.enable != new.enable || old.willing != new.willing);
+        }
+        s.last = d.clone();
+    }
+
     fn pfc_frame(&mut self, m: &PacketMeta, src: [u8; 6], mc: MacControl) {
         let link = match m.if_speed {
             Some(s) if IF_SPEEDS.contains(&s) && !self.link_forced => s,

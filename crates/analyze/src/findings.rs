@@ -139,6 +139,8 @@ struct Facts {
     /// Priorities PFC paused; flows on others: count, names, priorities.
     paused: BTreeSet<u8>,
     unprotected: (usize, Named, BTreeSet<u8>),
+    /// Priorities of RDMA data (RoCEv2, QPs above 1), and the flows on each.
+    data_prios: BTreeMap<u8, (u64, Named)>,
     /// Request flows per UDP source port: count and names.
     by_sport: BTreeMap<u16, (usize, Named)>,
 }
@@ -197,6 +199,11 @@ impl Facts {
         );
         if f.dest_qp > 1 {
             self.data_not_ect += c.ecn.not_ect;
+        }
+        for &p in &f.priorities {
+            let e = self.data_prios.entry(p).or_default();
+            e.0 += 1;
+            e.1.add_if(true, f);
         }
         if f.priorities.iter().any(|p| !self.paused.contains(p)) {
             let u = &mut self.unprotected;
@@ -370,11 +377,61 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
         });
     }
 
+    let bits = |b: u8| (0..8).filter(|p| b >> p & 1 == 1).collect::<Vec<u8>>();
+    let dcbx = report::Dcbx {
+        senders: a
+            .dcb
+            .values()
+            .map(|s| {
+                let d = &s.last;
+                report::DcbSender {
+                    src_mac: mac(d.src),
+                    name: d.name.clone(),
+                    port: d.port.clone(),
+                    frames: s.frames,
+                    first_frame: s.first_frame,
+                    pfc: d.pfc.map(|p| report::DcbPfc {
+                        willing: p.willing,
+                        enabled: bits(p.enable),
+                        cap: p.cap,
+                        mbc: p.mbc,
+                    }),
+                    pfc_changes: s.pfc_changes,
+                    ets: d.ets.map(|e| report::DcbEts {
+                        willing: e.willing,
+                        prio_tc: e.prio_tc,
+                        tc_bw: e.tc_bw,
+                        tsa: e.tsa,
+                    }),
+                    cnpv: d.cn.map(|c| bits(c.cnpv)),
+                    app: d
+                        .app
+                        .iter()
+                        .map(|e| report::DcbApp {
+                            priority: e.priority,
+                            selector: e.selector,
+                            protocol: e.protocol,
+                        })
+                        .collect(),
+                    roce_priorities: d
+                        .app
+                        .iter()
+                        .filter(|e| e.is_roce())
+                        .map(|e| e.priority)
+                        .collect::<BTreeSet<u8>>()
+                        .into_iter()
+                        .collect(),
+                }
+            })
+            .collect(),
+        untracked_frames: a.dcb_untracked,
+    };
+
     let mut capture = a.capture.clone();
     capture.link_bps = link;
     capture.untracked_packets = a.untracked.packets;
     capture.untracked_cm = a.cm_untracked;
-    let findings = findings(&a, facts, &totals, &connections, &pfc, &capture);
+    let findings = findings(&a, facts, &totals, &connections, &pfc, &dcbx, &capture);
     let timeline = timeline(&a, sizes);
     Report {
         schema: "rdmascope.analyze.v1",
@@ -383,6 +440,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
         flows: report::Flows::new(std::mem::take(&mut a.flows), order),
         connections,
         pfc,
+        dcbx,
         findings,
         timeline,
     }
@@ -477,6 +535,7 @@ fn findings(
     totals: &Totals,
     conns: &[Connection],
     pfc: &report::Pfc,
+    dcbx: &report::Dcbx,
     cap: &report::Capture,
 ) -> Vec<Finding> {
     let t = &totals.counters;
@@ -760,6 +819,7 @@ fn findings(
             );
         }
     }
+    dcb_findings(dcbx, &facts.data_prios, &mut push);
     // MTU.
     let mismatched: Vec<&Connection> = conns
         .iter()
@@ -969,6 +1029,112 @@ fn findings(
     }
     out.sort_by(|x, y| x.severity.cmp(&y.severity).then(x.code.cmp(&y.code)));
     out
+}
+
+/// Findings from the DCB settings LLDP advertised (IEEE 802.1Q Annex D): the two ends of a link
+/// must enable PFC on the same priorities, and RoCE must travel on one of them.
+fn dcb_findings(
+    dcbx: &report::Dcbx,
+    data_prios: &BTreeMap<u8, (u64, Named)>,
+    push: &mut impl FnMut(Severity, &str, String, Vec<String>, Vec<String>, Vec<u64>, &str),
+) {
+    let list = |v: &[u8]| -> String {
+        if v.is_empty() {
+            "no priority".to_string()
+        } else {
+            v.iter().map(u8::to_string).collect::<Vec<_>>().join(", ")
+        }
+    };
+    let who = |s: &report::DcbSender| {
+        let port = if s.port.is_empty() || s.port == s.name {
+            String::new()
+        } else {
+            format!(" port {}", s.port)
+        };
+        format!("{}{port} ({})", s.name, s.src_mac)
+    };
+    // A willing sender adopts its peer's settings (D.2.10), so only the others must agree.
+    let fixed: Vec<(&report::DcbSender, &report::DcbPfc)> = dcbx
+        .senders
+        .iter()
+        .filter_map(|s| Some((s, s.pfc.as_ref()?)))
+        .filter(|(_, p)| !p.willing)
+        .collect();
+    let settings: BTreeSet<&[u8]> = fixed.iter().map(|(_, p)| p.enabled.as_slice()).collect();
+    if settings.len() > 1 {
+        push(
+            Severity::Warning,
+            "dcbx.pfc_mismatch",
+            format!(
+                "{} different PFC priorities and none of them is willing to take its peer's: the two ends of a link pause different priorities",
+                count(fixed.len(), "LLDP sender advertises", "LLDP senders advertise")
+            ),
+            fixed.iter().map(|(s, p)| format!("{}: PFC on {}, not willing", who(s), list(&p.enabled))).collect(),
+            fixed.iter().map(|(s, _)| who(s)).collect(),
+            fixed.iter().map(|(s, _)| s.first_frame).collect(),
+            "A pause for a priority the peer does not honour is ignored, and traffic on a priority only one end protects is dropped under congestion. Configure the same PFC priorities on the switch port and the host (mlnx_qos -i IF --pfc 0,0,0,1,0,0,0,0), or let the host follow the switch: set it willing (lldptool -T -i IF -V PFC willing=yes) with its DCBX agent in IEEE mode.",
+        );
+    }
+    for s in &dcbx.senders {
+        let enabled = match &s.pfc {
+            Some(p) => &p.enabled,
+            None => continue,
+        };
+        let lossy: Vec<u8> = s
+            .roce_priorities
+            .iter()
+            .copied()
+            .filter(|p| !enabled.contains(p))
+            .collect();
+        if !lossy.is_empty() {
+            push(
+                Severity::Warning,
+                "dcbx.roce_not_lossless",
+                format!(
+                    "{} maps RoCE to priority {} but enables PFC on {}",
+                    who(s),
+                    list(&lossy),
+                    list(enabled)
+                ),
+                vec![format!(
+                    "Application Priority: RoCE (UDP 4791 / EtherType 0x8915) -> {}; PFC on {}",
+                    list(&s.roce_priorities),
+                    list(enabled)
+                )],
+                vec![who(s)],
+                vec![s.first_frame],
+                "Hosts that follow this advertisement send RoCE on a priority that is never paused, so the fabric drops it under congestion and RC falls back on retransmission. Map RoCE to the PFC-enabled priority in the switch's application table, or enable PFC on the priority RoCE uses.",
+            );
+        }
+    }
+    // RDMA data on priorities no advertised PFC setting protects.
+    let protected: BTreeSet<u8> = dcbx
+        .senders
+        .iter()
+        .filter_map(|s| s.pfc.as_ref())
+        .flat_map(|p| p.enabled.iter().copied())
+        .collect();
+    let unprotected: Vec<(&u8, &(u64, Named))> = data_prios
+        .iter()
+        .filter(|(p, _)| !protected.contains(p))
+        .collect();
+    if !protected.is_empty() && !unprotected.is_empty() {
+        let prios: Vec<u8> = unprotected.iter().map(|(p, _)| **p).collect();
+        let enabled: Vec<u8> = protected.iter().copied().collect();
+        push(
+            Severity::Warning,
+            "dcbx.priority_mismatch",
+            format!(
+                "RDMA data uses priority {}, on which no LLDP sender enables PFC (they enable {})",
+                list(&prios),
+                list(&enabled)
+            ),
+            unprotected.iter().map(|(p, n)| format!("priority {p}: {}", count(n.0, "flow", "flows"))).collect(),
+            unprotected.iter().flat_map(|(_, n)| n.1 .0.iter().cloned()).take(10).collect(),
+            vec![],
+            "That traffic is lossy: the switch drops it under congestion instead of pausing. Set the DSCP or VLAN PCP the RDMA traffic uses (rdma_set_option ToS, NCCL_IB_TC, cma_roce_tos) and the NIC trust mode (mlnx_qos --trust dscp) so it maps to the PFC priority.",
+        );
+    }
 }
 
 #[cfg(test)]

@@ -366,6 +366,7 @@ fn transport(
         meta: e_meta,
         truncated: e_truncated,
         macctl: e_macctl,
+        lldp: e_lldp,
         perftest: e_perftest,
         frag_needed: e_frag_needed,
         roce_fragment: e_roce_fragment,
@@ -389,6 +390,9 @@ fn transport(
     *e_truncated = h.truncated;
     if e_macctl.is_some() {
         *e_macctl = None;
+    }
+    if e_lldp.is_some() {
+        *e_lldp = None;
     }
     *e_perftest = false;
     *e_frag_needed = false;

@@ -219,6 +219,65 @@ pub struct Pfc {
     pub untracked_frames: u64,
 }
 
+/// The DCB settings LLDP senders advertised (IEEE 802.1Q Annex D.2): the last each sent.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Dcbx {
+    pub senders: Vec<DcbSender>,
+    /// LLDP frames of senders beyond the first 4,096: in no sender.
+    pub untracked_frames: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DcbSender {
+    pub src_mac: String,
+    /// System name, else chassis ID.
+    pub name: String,
+    pub port: String,
+    pub frames: u64,
+    pub first_frame: u64,
+    pub pfc: Option<DcbPfc>,
+    /// Frames whose PFC settings differed from the sender's frame before.
+    pub pfc_changes: u64,
+    pub ets: Option<DcbEts>,
+    /// Congestion notification priority values (802.1Qau), when advertised.
+    pub cnpv: Option<Vec<u8>>,
+    pub app: Vec<DcbApp>,
+    /// The priorities Application Priority entries give RoCE (UDP 4791, EtherType 0x8915).
+    pub roce_priorities: Vec<u8>,
+}
+
+/// PFC Configuration (D.2.10).
+#[derive(Debug, Clone, Serialize)]
+pub struct DcbPfc {
+    pub willing: bool,
+    /// Priorities with PFC enabled.
+    pub enabled: Vec<u8>,
+    /// Traffic classes that may have PFC at once.
+    pub cap: u8,
+    pub mbc: bool,
+}
+
+/// ETS Configuration (D.2.8).
+#[derive(Debug, Clone, Serialize)]
+pub struct DcbEts {
+    pub willing: bool,
+    /// Traffic class of each priority.
+    pub prio_tc: [u8; 8],
+    /// Bandwidth percent of each traffic class.
+    pub tc_bw: [u8; 8],
+    /// Transmission selection algorithm of each traffic class (0 strict, 2 ETS).
+    pub tsa: [u8; 8],
+}
+
+/// One Application Priority entry (D.2.9).
+#[derive(Debug, Clone, Serialize)]
+pub struct DcbApp {
+    pub priority: u8,
+    /// 1 EtherType, 2 TCP/SCTP, 3 UDP/DCCP, 4 any of those ports, 5 DSCP.
+    pub selector: u8,
+    pub protocol: u16,
+}
+
 /// How bad a finding is.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq, PartialOrd, Ord)]
 #[serde(rename_all = "lowercase")]
@@ -389,6 +448,7 @@ pub struct Report {
     pub flows: Flows,
     pub connections: Vec<Connection>,
     pub pfc: Pfc,
+    pub dcbx: Dcbx,
     pub findings: Vec<Finding>,
     pub timeline: Timeline,
 }

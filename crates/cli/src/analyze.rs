@@ -470,7 +470,51 @@ pub fn render_text(r: &Report, top: usize) -> String {
             v.ok, v.bad, v.truncated
         ));
     }
-    s.push_str("\n\n");
+    s.push('\n');
+    // What LLDP senders advertise of DCB (PFC, RoCE's application priority), the first few.
+    for d in r.dcbx.senders.iter().take(8) {
+        let prios = |v: &[u8]| {
+            if v.is_empty() {
+                "none".to_string()
+            } else {
+                v.iter().map(u8::to_string).collect::<Vec<_>>().join(",")
+            }
+        };
+        let port = if d.port.is_empty() || d.port == d.name {
+            String::new()
+        } else {
+            format!(" port {}", d.port)
+        };
+        s.push_str(&format!("  DCBX {}{port}:", d.name));
+        match &d.pfc {
+            Some(p) => s.push_str(&format!(
+                " PFC on {}{}",
+                prios(&p.enabled),
+                if p.willing { " (willing)" } else { "" }
+            )),
+            None => s.push_str(" no PFC TLV"),
+        }
+        if !d.roce_priorities.is_empty() {
+            s.push_str(&format!("; RoCE on {}", prios(&d.roce_priorities)));
+        }
+        if let Some(e) = &d.ets {
+            s.push_str(&format!(
+                "; ETS class of priority 0-7 {}",
+                prios(&e.prio_tc)
+            ));
+        }
+        if let Some(c) = &d.cnpv {
+            s.push_str(&format!("; CNPV {}", prios(c)));
+        }
+        s.push('\n');
+    }
+    if r.dcbx.senders.len() > 8 {
+        s.push_str(&format!(
+            "  DCBX: {} more senders\n",
+            r.dcbx.senders.len() - 8
+        ));
+    }
+    s.push('\n');
     let serious = r
         .findings
         .iter()

@@ -396,6 +396,43 @@ fn real_captures() {
                 .collect();
             assert!(serious.is_empty(), "{name}: {serious:?}");
         }
+        // LLDP with DCB TLVs (tcpdump's test captures, decoded the same by tshark in
+        // tshark_diff.rs): both ends of the PFC capture agree on priorities 2, 4 and 5, and the
+        // leaf's one frame enables PFC on 4 and maps iSCSI (3260) there. No DCB finding.
+        let senders = r["dcbx"]["senders"].as_array().unwrap();
+        let dcb_codes = r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"].as_str().unwrap().starts_with("dcbx."))
+            .count();
+        assert_eq!(dcb_codes, 0, "{name}");
+        match name.as_str() {
+            "lldp_dcbx_pfc-config.pcap" => {
+                assert_eq!(senders.len(), 2, "{name}");
+                for s in senders {
+                    assert_eq!(s["pfc"]["enabled"], serde_json::json!([2, 4, 5]), "{name}");
+                    assert_eq!(s["pfc"]["willing"], false, "{name}");
+                }
+            }
+            "lldp_dcbx_pfc_app-priority.pcap" => {
+                assert_eq!(senders.len(), 1, "{name}");
+                assert_eq!(senders[0]["name"], "leaf0b");
+                assert_eq!(senders[0]["port"], "leaf0b-eth10");
+                assert_eq!(senders[0]["pfc"]["enabled"], serde_json::json!([4]));
+                assert_eq!(
+                    senders[0]["app"],
+                    serde_json::json!([{"priority": 4, "selector": 4, "protocol": 3260}])
+                );
+                assert_eq!(senders[0]["roce_priorities"], serde_json::json!([]));
+            }
+            "lldp_dcbx_qcn-congestion-notification.pcap" => {
+                let cnpv: Vec<&Value> = senders.iter().map(|s| &s["cnpv"]).collect();
+                assert!(cnpv.contains(&&serde_json::json!([5])), "{name}: {cnpv:?}");
+            }
+            n if n.starts_with("lldp") => assert_eq!(senders.len(), 2, "{name}"),
+            _ => assert!(senders.is_empty(), "{name}"),
+        }
         // The custom responder acknowledges the last SEND with PSN 0xffffff (frame 148), so
         // that SEND (frame 147) is never acknowledged while the capture runs on for 146 s.
         // Only that capture stalls.

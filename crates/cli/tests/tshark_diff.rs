@@ -1,4 +1,4 @@
-//! Differential test against Wireshark: for every RDMA packet of every corpus file, the values
+//! Differential tests against Wireshark: for every RDMA packet of every corpus file, the values
 //! of the BTH, RETH, AETH, DETH, ImmDt, AtomicETH, LRH, GRH fields and the CM local QPN /
 //! starting PSN / service ID equal what `tshark -T fields` prints for the same frame.
 //!
@@ -164,4 +164,166 @@ fn fields_equal_tshark() {
         "compared {compared} field values with tshark; {exceptions} documented DC differences"
     );
     assert!(compared > 10_000, "too few values compared: {compared}");
+}
+
+/// tshark's fields for one of ours: one field, or eight per-priority fields (bit or nibble n
+/// of ours is priority or class n) folded into ours's bitmap or packed table.
+enum Theirs {
+    One(&'static str),
+    /// Eight booleans, priority 0 first, as a bitmap (bit n = priority n).
+    Bits(&'static str),
+    /// Eight values, the first in the top `width` bits, as we pack them.
+    Packed(&'static str, u32),
+}
+
+/// LLDP and its DCB TLVs against tshark's `lldp` fields, in every LLDP corpus file.
+///
+/// Differences in naming, each compared here: tshark has a field per priority where we have
+/// one bitmap (`lldp.dcbx.ieee.pfc.enable`, `lldp.ieee.802_1qau.cnpv` and `.ready`) or one
+/// packed table (`lldp.dcbx.ieee.ets.prio_tc`, `.tc_bw`, `.tsa`); it spells the Application
+/// Priority selector `lldp.dcbx.iee.app.sf` (sic) and names its protocol
+/// `lldp.dcbx.feature.app.proto`; and its `lldp.dcbx.ieee.willing` is PFC's or ETS's bit, our
+/// `lldp.dcbx.ieee.willing` PFC's and `lldp.dcbx.ieee.ets.willing` ETS's (no corpus frame
+/// carries both TLVs, which the test checks).
+#[test]
+fn lldp_fields_equal_tshark() {
+    use Theirs::*;
+    let Some(dir) = common::corpus() else { return };
+    let Some(tshark) = common::tshark() else {
+        return;
+    };
+    let pairs: &[(&str, Theirs)] = &[
+        ("lldp.chassis.subtype", One("lldp.chassis.subtype")),
+        ("lldp.port.subtype", One("lldp.port.subtype")),
+        ("lldp.time_to_live", One("lldp.time_to_live")),
+        ("lldp.dcbx.ieee.pfc.mbc", One("lldp.dcbx.ieee.pfc.mbc")),
+        (
+            "lldp.dcbx.ieee.pfc.numtcs",
+            One("lldp.dcbx.ieee.pfc.numtcs"),
+        ),
+        (
+            "lldp.dcbx.ieee.pfc.enable",
+            Bits("lldp.dcbx.feature.pfc.prio"),
+        ),
+        ("lldp.dcbx.ieee.ets.cbs", One("lldp.dcbx.ieee.ets.cbs")),
+        (
+            "lldp.dcbx.ieee.ets.maxtcs",
+            One("lldp.dcbx.ieee.ets.maxtcs"),
+        ),
+        (
+            "lldp.dcbx.ieee.ets.prio_tc",
+            Packed("lldp.dcbx.feature.pg.pgid_prio", 4),
+        ),
+        (
+            "lldp.dcbx.ieee.ets.tc_bw",
+            Packed("lldp.dcbx.feature.pg.per", 8),
+        ),
+        (
+            "lldp.dcbx.ieee.ets.tsa",
+            Packed("lldp.dcbx.ieee.ets.tsa", 8),
+        ),
+        (
+            "lldp.ieee.802_1qau.cnpv",
+            Bits("lldp.ieee.802_1qau.cnpv.prio"),
+        ),
+        (
+            "lldp.ieee.802_1qau.ready",
+            Bits("lldp.ieee.802_1qau.ready.prio"),
+        ),
+        ("lldp.dcbx.ieee.app.prio", One("lldp.dcbx.ieee.app.prio")),
+        ("lldp.dcbx.ieee.app.sel", One("lldp.dcbx.iee.app.sf")),
+        (
+            "lldp.dcbx.ieee.app.proto",
+            One("lldp.dcbx.feature.app.proto"),
+        ),
+    ];
+    // tshark's columns: frame number, willing, then each pair's one or eight fields.
+    let mut columns: Vec<String> = vec!["frame.number".into(), "lldp.dcbx.ieee.willing".into()];
+    for (_, t) in pairs {
+        match t {
+            One(n) => columns.push(n.to_string()),
+            Bits(n) | Packed(n, _) => columns.extend((0..8).map(|i| format!("{n}{i}"))),
+        }
+    }
+    let opts = DecodeOptions::default();
+    let mut compared = 0u64;
+    for path in common::corpus_files(&dir) {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if !name.starts_with("lldp") {
+            continue;
+        }
+        let recs = common::read_all(&path);
+        let mut cmd = std::process::Command::new(tshark);
+        cmd.arg("-n").arg("-r").arg(&path);
+        cmd.args(["-T", "fields", "-E", "occurrence=f"]);
+        for c in &columns {
+            cmd.args(["-e", c]);
+        }
+        let out = cmd.output().expect("run tshark");
+        assert!(
+            out.status.success(),
+            "tshark failed on {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+        assert_eq!(rows.len(), recs.len(), "{name}: frame count");
+        for (rec, row) in recs.iter().zip(&rows) {
+            let frame = rec.decode(&opts);
+            let Some(l) = frame.lldp() else { continue };
+            let meta = RecordMeta {
+                number: rec.number,
+                ts_ns: rec.ts_ns,
+                interface: 0,
+            };
+            let int = |s: &str| match norm_tshark(s) {
+                Some(Norm::Int(v)) => Some(v),
+                _ => None,
+            };
+            let ours = |f: &str| fields::get(&meta, &frame, f).map(norm_ours);
+            assert!(
+                l.pfc().is_none() || l.ets().is_none(),
+                "{name} frame {}: PFC and ETS in one frame",
+                rec.number
+            );
+            let willing = ours("lldp.dcbx.ieee.willing").or(ours("lldp.dcbx.ieee.ets.willing"));
+            assert_eq!(
+                willing,
+                int(row[1]).map(Norm::Int),
+                "{name} frame {} willing",
+                rec.number
+            );
+            let mut col = 2;
+            for (f, t) in pairs {
+                let theirs = match t {
+                    One(_) => {
+                        col += 1;
+                        int(row[col - 1])
+                    }
+                    Bits(_) | Packed(..) => {
+                        let width = if let Packed(_, w) = t { *w } else { 1 };
+                        let vals: Vec<Option<u128>> =
+                            row[col..col + 8].iter().map(|s| int(s)).collect();
+                        col += 8;
+                        if vals.iter().all(Option::is_none) {
+                            None
+                        } else if width == 1 {
+                            Some((0..8).fold(0, |acc, i| acc | vals[i].unwrap_or(0) << i))
+                        } else {
+                            Some(vals.iter().fold(0, |acc, v| acc << width | v.unwrap_or(0)))
+                        }
+                    }
+                };
+                assert_eq!(
+                    ours(f),
+                    theirs.map(Norm::Int),
+                    "{name} frame {} field {f}: ours vs tshark",
+                    rec.number
+                );
+                compared += u64::from(theirs.is_some());
+            }
+        }
+    }
+    eprintln!("compared {compared} LLDP field values with tshark");
+    assert!(compared > 250, "too few LLDP values compared: {compared}");
 }

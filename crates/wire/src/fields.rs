@@ -4,6 +4,7 @@
 
 use crate::ext::AethKind;
 use crate::frame::{DecodeError, Frame, LinkHeader, Other};
+use crate::lldp::LldpPacket;
 use crate::macctl::MacControl;
 use crate::mad::{self, CmMessage};
 use crate::opcode::OpInfo;
@@ -19,6 +20,8 @@ pub enum Value<'a> {
     Ipv6([u8; 16]),
     Str(&'static str),
     Bytes(&'a [u8]),
+    /// Text as captured (an LLDP name), shown with invalid UTF-8 replaced.
+    Text(&'a [u8]),
     /// Nanoseconds since the epoch.
     Time(u64),
     Error(DecodeError),
@@ -54,6 +57,7 @@ impl core::fmt::Display for Value<'_> {
                 }
                 Ok(())
             }
+            Self::Text(b) => f.write_str(&String::from_utf8_lossy(b)),
             Self::Time(ns) => write!(f, "{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000),
             Self::Error(e) => write!(f, "{e}"),
         }
@@ -221,7 +225,12 @@ pub fn visit<'a>(m: &RecordMeta, fr: &Frame<'a>, f: &mut dyn FnMut(&'static str,
             f("arp.src.proto_ipv4", Ipv4(sender_ip));
             f("arp.dst.proto_ipv4", Ipv4(target_ip));
         }
-        Some(Other::Lldp) => f("lldp", Bool(true)),
+        Some(Other::Lldp { .. }) => {
+            f("lldp", Bool(true));
+            if let Some(l) = fr.lldp() {
+                lldp(&l, f);
+            }
+        }
         Some(Other::Llc { dsap, ssap }) => {
             f("llc.dsap", U(u64::from(dsap)));
             f("llc.ssap", U(u64::from(ssap)));
@@ -512,4 +521,123 @@ pub fn get<'a>(m: &RecordMeta, fr: &Frame<'a>, name: &str) -> Option<Value<'a>> 
         }
     });
     out
+}
+
+/// Names of the Application Priority entries after the first (which takes Wireshark's names).
+const APP_NAMES: [[&str; 3]; 7] = [
+    [
+        "lldp.dcbx.ieee.app2.prio",
+        "lldp.dcbx.ieee.app2.sel",
+        "lldp.dcbx.ieee.app2.proto",
+    ],
+    [
+        "lldp.dcbx.ieee.app3.prio",
+        "lldp.dcbx.ieee.app3.sel",
+        "lldp.dcbx.ieee.app3.proto",
+    ],
+    [
+        "lldp.dcbx.ieee.app4.prio",
+        "lldp.dcbx.ieee.app4.sel",
+        "lldp.dcbx.ieee.app4.proto",
+    ],
+    [
+        "lldp.dcbx.ieee.app5.prio",
+        "lldp.dcbx.ieee.app5.sel",
+        "lldp.dcbx.ieee.app5.proto",
+    ],
+    [
+        "lldp.dcbx.ieee.app6.prio",
+        "lldp.dcbx.ieee.app6.sel",
+        "lldp.dcbx.ieee.app6.proto",
+    ],
+    [
+        "lldp.dcbx.ieee.app7.prio",
+        "lldp.dcbx.ieee.app7.sel",
+        "lldp.dcbx.ieee.app7.proto",
+    ],
+    [
+        "lldp.dcbx.ieee.app8.prio",
+        "lldp.dcbx.ieee.app8.sel",
+        "lldp.dcbx.ieee.app8.proto",
+    ],
+];
+
+/// The LLDP fields: who sent it and the DCB TLVs (IEEE 802.1Q Annex D.2), by Wireshark's
+/// names where it has one field for one value. Ours differ where it has none: the PFC enable
+/// bits (Wireshark: `lldp.dcbx.feature.pfc.prioN`), the CNPV and ready bits
+/// (`lldp.ieee.802_1qau.cnpv.prioN`, `.ready.prioN`) and the ETS tables (`...tsaN` and the
+/// like) are one bitmap or one packed number each; PFC's willing bit is
+/// `lldp.dcbx.ieee.willing` and ETS's `lldp.dcbx.ieee.ets.willing` (Wireshark: both
+/// `lldp.dcbx.ieee.willing`); the Application Priority selector is
+/// `lldp.dcbx.ieee.app.sel` (Wireshark: `lldp.dcbx.iee.app.sf`, sic) and its protocol
+/// `lldp.dcbx.ieee.app.proto` (Wireshark: `lldp.dcbx.feature.app.proto`); entries after the
+/// first are `app2` to `app8`, and `lldp.dcbx.ieee.app.count` counts them all.
+fn lldp<'a>(l: &LldpPacket<&'a [u8]>, f: &mut dyn FnMut(&'static str, Value<'a>)) {
+    use Value::*;
+    if let Some((sub, id)) = l.chassis_id() {
+        f("lldp.chassis.subtype", U(u64::from(sub)));
+        f("lldp.chassis.id", Bytes(id));
+    }
+    if let Some((sub, id)) = l.port_id() {
+        f("lldp.port.subtype", U(u64::from(sub)));
+        // Interface name and locally assigned subtypes are text (IEEE 802.1AB Table 8-3).
+        f(
+            "lldp.port.id",
+            if matches!(sub, 5 | 7) {
+                Text(id)
+            } else {
+                Bytes(id)
+            },
+        );
+    }
+    if let Some(t) = l.ttl() {
+        f("lldp.time_to_live", U(u64::from(t)));
+    }
+    if let Some(n) = l.system_name() {
+        f("lldp.tlv.system.name", Text(n));
+    }
+    if let Some(p) = l.pfc() {
+        f("lldp.dcbx.ieee.willing", Bool(p.willing));
+        f("lldp.dcbx.ieee.pfc.mbc", Bool(p.mbc));
+        f("lldp.dcbx.ieee.pfc.numtcs", U(u64::from(p.cap)));
+        f("lldp.dcbx.ieee.pfc.enable", U(u64::from(p.enable)));
+    }
+    if let Some(e) = l.ets() {
+        f("lldp.dcbx.ieee.ets.willing", Bool(e.willing));
+        f("lldp.dcbx.ieee.ets.cbs", Bool(e.cbs));
+        f("lldp.dcbx.ieee.ets.maxtcs", U(u64::from(e.max_tcs)));
+        let pack = |v: [u8; 8], bits: u32| {
+            v.iter().fold(0u64, |acc, &x| {
+                acc << bits | u64::from(x) & ((1 << bits) - 1)
+            })
+        };
+        f("lldp.dcbx.ieee.ets.prio_tc", U(pack(e.prio_tc, 4)));
+        f("lldp.dcbx.ieee.ets.tc_bw", U(pack(e.tc_bw, 8)));
+        f("lldp.dcbx.ieee.ets.tsa", U(pack(e.tsa, 8)));
+    }
+    if let Some(c) = l.cn() {
+        f("lldp.ieee.802_1qau.cnpv", U(u64::from(c.cnpv)));
+        f("lldp.ieee.802_1qau.ready", U(u64::from(c.ready)));
+    }
+    let mut n = 0u64;
+    for (i, a) in l.app().enumerate() {
+        n += 1;
+        let [p, s, q] = match i {
+            0 => [
+                "lldp.dcbx.ieee.app.prio",
+                "lldp.dcbx.ieee.app.sel",
+                "lldp.dcbx.ieee.app.proto",
+            ],
+            i => match APP_NAMES.get(i - 1) {
+                Some(names) => *names,
+                None => continue,
+            },
+        };
+        f(p, U(u64::from(a.priority)));
+        f(s, U(u64::from(a.selector)));
+        f(q, U(u64::from(a.protocol)));
+    }
+    if n > 0 {
+        f("lldp.dcbx.ieee.app.count", U(n));
+    }
 }

@@ -154,7 +154,10 @@ pub enum Other {
         sender_ip: [u8; 4],
         target_ip: [u8; 4],
     },
-    Lldp,
+    /// LLDP, whose LLDPDU starts at `at` in the frame ([`Frame::lldp`] walks it).
+    Lldp {
+        at: u32,
+    },
     /// An 802.3 length field (LLC follows: STP and friends).
     Llc {
         dsap: u8,
@@ -473,7 +476,7 @@ impl<'a> Frame<'a> {
                 Ok(())
             }
             ethertype::LLDP => {
-                self.other = Some(Other::Lldp);
+                self.other = Some(Other::Lldp { at: at as u32 });
                 Ok(())
             }
             _ => Ok(()),
@@ -816,6 +819,16 @@ impl<'a> Frame<'a> {
             Mad::parse(self.payload()).ok()
         } else {
             None
+        }
+    }
+
+    /// The LLDPDU of an LLDP frame (IEEE 802.1AB), for its TLVs.
+    pub fn lldp(&self) -> Option<crate::lldp::LldpPacket<&'a [u8]>> {
+        match self.other {
+            Some(Other::Lldp { at }) => {
+                crate::lldp::LldpPacket::new_checked(self.data.get(at as usize..)?).ok()
+            }
+            _ => None,
         }
     }
 

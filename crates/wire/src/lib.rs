@@ -20,6 +20,7 @@ pub mod grh;
 pub mod icrc;
 pub mod ip;
 pub mod link;
+pub mod lldp;
 pub mod lrh;
 pub mod macctl;
 pub mod mad;

@@ -11,6 +11,7 @@ use rdmascope_wire::ext::{nak_name, rnr_timer_us, AethKind};
 use rdmascope_wire::fields::{RecordMeta, Value};
 use rdmascope_wire::frame::{Encap, Other};
 use rdmascope_wire::ip::ecn_name;
+use rdmascope_wire::lldp::{app_sel, LldpPacket};
 use rdmascope_wire::macctl::MacControl;
 use rdmascope_wire::mad::{self, CmMessage};
 use rdmascope_wire::{Frame, IcrcStatus};
@@ -343,11 +344,14 @@ fn other(o: &mut Vec<u8>, f: &Frame<'_>) -> Result {
                 write!(o, "ARP reply {s} (op {op})")
             }
         }
-        (Some(Other::Lldp), _, _) => {
+        (Some(Other::Lldp { .. }), _, _) => {
             if let Some(e) = f.eth {
                 write!(o, "{} > {} ", Value::Mac(e.src), Value::Mac(e.dst))?;
             }
             o.push_str("LLDP");
+            if let Some(l) = f.lldp() {
+                lldp_summary(o, &l)?;
+            }
             Ok(())
         }
         (Some(Other::Llc { dsap, ssap }), _, _) => {
@@ -383,6 +387,62 @@ fn other(o: &mut Vec<u8>, f: &Frame<'_>) -> Result {
             write!(o, " len {}", f.orig_len)
         }
     }
+}
+
+/// Who sent an LLDPDU and the DCB settings it advertises: `LLDP leaf0b port eth10, PFC on 3
+/// (willing), app udp/4791 -> 3, ETS tc 0 0 0 1 0 0 0 0 bw 50 50 0 0 0 0 0 0, CNPV 3`.
+fn lldp_summary(o: &mut Vec<u8>, l: &LldpPacket<&[u8]>) -> Result {
+    let (who, port) = (
+        l.sender().map(|s| s.to_string()),
+        l.port().map(|p| p.to_string()),
+    );
+    if let Some(w) = &who {
+        write!(o, " {w}")?;
+    }
+    // The port, unless it only repeats the chassis (a host's MAC as both).
+    if let Some(p) = port.filter(|p| Some(p) != who.as_ref()) {
+        write!(o, " port {p}")?;
+    }
+    let prios = |bits: u8| {
+        let v: Vec<String> = (0..8)
+            .filter(|p| bits >> p & 1 == 1)
+            .map(|p| p.to_string())
+            .collect();
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(",")
+        }
+    };
+    if let Some(p) = l.pfc() {
+        let w = if p.willing { " (willing)" } else { "" };
+        write!(o, ", PFC on {}{w}", prios(p.enable))?;
+    }
+    for a in l.app() {
+        let proto = match a.selector {
+            app_sel::ETHERTYPE => format!("ethertype 0x{:04x}", a.protocol),
+            app_sel::TCP_SCTP => format!("tcp/{}", a.protocol),
+            app_sel::UDP_DCCP => format!("udp/{}", a.protocol),
+            app_sel::TCP_SCTP_UDP_DCCP => format!("port {}", a.protocol),
+            app_sel::DSCP => format!("dscp {}", a.protocol),
+            s => format!("selector {s} 0x{:04x}", a.protocol),
+        };
+        write!(o, ", app {proto} -> {}", a.priority)?;
+    }
+    if let Some(e) = l.ets() {
+        o.push_str(", ETS tc");
+        for tc in e.prio_tc {
+            write!(o, " {tc}")?;
+        }
+        o.push_str(" bw");
+        for bw in e.tc_bw {
+            write!(o, " {bw}")?;
+        }
+    }
+    if let Some(c) = l.cn() {
+        write!(o, ", CNPV {}", prios(c.cnpv))?;
+    }
+    Ok(())
 }
 
 fn flags(o: &mut Vec<u8>, f: &Frame<'_>) -> Result {

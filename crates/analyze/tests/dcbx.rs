@@ -1,0 +1,212 @@
+//! DCB settings from LLDP (IEEE 802.1Q Annex D): the two ends of a link must enable PFC on the
+//! same priorities unless one is willing to follow the other, RoCE's application priority must
+//! be one of them, and so must the priority RDMA data travels on.
+
+use rdmascope_analyze::{Analyzer, Config, Event, PacketMeta};
+use rdmascope_synth::{generate, GenOptions, Scenario, Sink};
+use rdmascope_wire::link::linktype;
+use rdmascope_wire::lldp::{
+    subtype, tlv, AppEntry, PfcConfig, Tlv, ORG_HEADER_LEN, TLV_HEADER_LEN,
+};
+use rdmascope_wire::DecodeOptions;
+use serde_json::Value;
+
+/// An LLDP frame from `mac` named `name`, advertising PFC on `pfc` and the `app` entries.
+fn lldp_frame(mac: [u8; 6], name: &str, pfc: PfcConfig, app: &[AppEntry]) -> Vec<u8> {
+    let mut f = vec![0u8; 256];
+    f[..6].copy_from_slice(&[0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e]);
+    f[6..12].copy_from_slice(&mac);
+    f[12..14].copy_from_slice(&0x88ccu16.to_be_bytes());
+    let mut at = 14;
+    Tlv::emit_header(tlv::CHASSIS_ID, 7, &mut f[at..]);
+    f[at + 2] = 4;
+    f[at + 3..at + 9].copy_from_slice(&mac);
+    at += 9;
+    Tlv::emit_header(tlv::PORT_ID, 5, &mut f[at..]);
+    f[at + 2] = 5;
+    f[at + 3..at + 7].copy_from_slice(b"eth1");
+    at += 7;
+    Tlv::emit_header(tlv::TTL, 2, &mut f[at..]);
+    f[at + 2..at + 4].copy_from_slice(&120u16.to_be_bytes());
+    at += 4;
+    Tlv::emit_header(tlv::SYSTEM_NAME, name.len(), &mut f[at..]);
+    f[at + 2..at + 2 + name.len()].copy_from_slice(name.as_bytes());
+    at += 2 + name.len();
+    let body = TLV_HEADER_LEN + ORG_HEADER_LEN;
+    Tlv::emit_ieee_header(subtype::PFC, PfcConfig::LEN, &mut f[at..]);
+    pfc.emit(&mut f[at + body..]);
+    at += body + PfcConfig::LEN;
+    if !app.is_empty() {
+        Tlv::emit_ieee_header(subtype::APP, 1 + AppEntry::LEN * app.len(), &mut f[at..]);
+        for (i, e) in app.iter().enumerate() {
+            e.emit(&mut f[at + body + 1 + AppEntry::LEN * i..]);
+        }
+        at += body + 1 + AppEntry::LEN * app.len();
+    }
+    Tlv::emit_header(tlv::END, 0, &mut f[at..]);
+    f.truncate(at + 2);
+    f
+}
+
+fn pfc(enable: u8, willing: bool) -> PfcConfig {
+    PfcConfig {
+        willing,
+        mbc: false,
+        cap: 8,
+        enable,
+    }
+}
+
+/// RoCEv2 over UDP 4791 to priority `priority`.
+fn roce(priority: u8) -> AppEntry {
+    AppEntry {
+        priority,
+        selector: 3,
+        protocol: 4791,
+    }
+}
+
+/// The Ethernet frames of a small `clean` scenario (RoCEv2 data on DSCP 26: priority 3).
+struct Eth(Vec<Vec<u8>>);
+
+impl Sink for Eth {
+    fn frame(&mut self, iface: u32, _: u64, _: u32, data: &[u8]) -> std::io::Result<()> {
+        if iface == 0 {
+            self.0.push(data.to_vec());
+        }
+        Ok(())
+    }
+}
+
+fn analyse(lldp: &[Vec<u8>], with_data: bool) -> Value {
+    let mut frames: Vec<Vec<u8>> = lldp.to_vec();
+    if with_data {
+        let mut eth = Eth(Vec::new());
+        let o = GenOptions {
+            scenario: Scenario::Clean,
+            packets: Some(300),
+            ..GenOptions::default()
+        };
+        generate(&o, &mut eth).expect("scenario");
+        frames.extend(eth.0);
+    }
+    let mut a = Analyzer::new(Config::default());
+    let opts = DecodeOptions::default();
+    for (n, d) in frames.iter().enumerate() {
+        let meta = PacketMeta {
+            number: n as u64 + 1,
+            ts_ns: n as u64 * 1000,
+            orig_len: d.len() as u32,
+            if_speed: None,
+        };
+        a.event(&Event::decode(
+            meta,
+            linktype::ETHERNET,
+            d,
+            d.len() as u32,
+            &opts,
+        ));
+    }
+    serde_json::to_value(a.finish()).expect("report serialises")
+}
+
+fn codes(r: &Value) -> Vec<String> {
+    let mut v: Vec<String> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .filter(|c| c.starts_with("dcbx."))
+        .collect();
+    v.sort();
+    v
+}
+
+const SWITCH: [u8; 6] = [0x02, 0, 0, 0, 0, 1];
+const HOST: [u8; 6] = [0x02, 0, 0, 0, 0, 2];
+
+#[test]
+fn agreeing_ends_give_no_finding_and_are_reported() {
+    let r = analyse(
+        &[
+            lldp_frame(SWITCH, "leaf1", pfc(1 << 3, false), &[roce(3)]),
+            lldp_frame(HOST, "host7", pfc(1 << 3, false), &[]),
+            lldp_frame(SWITCH, "leaf1", pfc(1 << 3, false), &[roce(3)]),
+        ],
+        true,
+    );
+    assert_eq!(codes(&r), Vec::<String>::new());
+    let s = &r["dcbx"]["senders"];
+    assert_eq!(s.as_array().unwrap().len(), 2);
+    assert_eq!(s[0]["name"], "leaf1");
+    assert_eq!(s[0]["port"], "eth1");
+    assert_eq!(s[0]["frames"], 2);
+    assert_eq!(s[0]["first_frame"], 1);
+    assert_eq!(s[0]["pfc"]["enabled"], serde_json::json!([3]));
+    assert_eq!(s[0]["roce_priorities"], serde_json::json!([3]));
+    assert_eq!(s[0]["app"][0]["protocol"], 4791);
+    assert_eq!(s[1]["src_mac"], "02:00:00:00:00:02");
+}
+
+#[test]
+fn a_willing_end_follows_its_peer() {
+    let r = analyse(
+        &[
+            lldp_frame(SWITCH, "leaf1", pfc(1 << 3, false), &[]),
+            lldp_frame(HOST, "host7", pfc(0, true), &[]),
+        ],
+        false,
+    );
+    assert_eq!(codes(&r), Vec::<String>::new());
+}
+
+#[test]
+fn ends_that_disagree_roce_off_pfc_and_data_off_pfc_are_found() {
+    let r = analyse(
+        &[
+            lldp_frame(SWITCH, "leaf1", pfc(1 << 4, false), &[roce(5)]),
+            lldp_frame(HOST, "host7", pfc(1 << 3 | 1 << 4, false), &[]),
+        ],
+        false,
+    );
+    assert_eq!(codes(&r), ["dcbx.pfc_mismatch", "dcbx.roce_not_lossless"]);
+    let f = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "dcbx.pfc_mismatch")
+        .unwrap();
+    assert_eq!(f["frames"], serde_json::json!([1, 2]));
+    let ev = f["evidence"].to_string();
+    assert!(
+        ev.contains("leaf1 port eth1 (02:00:00:00:00:01): PFC on 4"),
+        "{ev}"
+    );
+    assert!(ev.contains("PFC on 3, 4"), "{ev}");
+
+    // The `clean` scenario's data travels on priority 3 (DSCP 26); PFC only on 4 and 5.
+    let r = analyse(
+        &[lldp_frame(
+            SWITCH,
+            "leaf1",
+            pfc(1 << 4 | 1 << 5, false),
+            &[],
+        )],
+        true,
+    );
+    assert_eq!(codes(&r), ["dcbx.priority_mismatch"]);
+}
+
+/// Senders beyond the limit are counted, not followed.
+#[test]
+fn senders_beyond_the_limit_are_counted() {
+    let frames: Vec<Vec<u8>> = (0..4100u32)
+        .map(|i| {
+            let b = i.to_be_bytes();
+            lldp_frame([2, 0, b[0], b[1], b[2], b[3]], "h", pfc(8, true), &[])
+        })
+        .collect();
+    let r = analyse(&frames, false);
+    assert_eq!(r["dcbx"]["senders"].as_array().unwrap().len(), 4096);
+    assert_eq!(r["dcbx"]["untracked_frames"], 4);
+}

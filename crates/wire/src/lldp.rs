@@ -1,0 +1,527 @@
+//! LLDP (IEEE 802.1AB-2016 §8.4–8.5) and the DCB TLVs a lossless RoCE fabric advertises with
+//! it (DCBX): ETS Configuration and Recommendation, PFC Configuration and Application Priority
+//! (IEEE 802.1Q-2018 Annex D.2.8–D.2.10), and Congestion Notification (Annex D.2.7, 802.1Qau).
+//!
+//! An LLDPDU is a list of TLVs, each a 7-bit type and a 9-bit length followed by the value,
+//! ending with an End of LLDPDU TLV (type 0). [`LldpPacket`] walks them without allocating; the
+//! DCB TLVs are organizationally specific (type 127) with the IEEE 802.1 OUI 00-80-C2.
+
+use crate::bytes::{be16, put16};
+use crate::{Error, Result};
+
+/// TLV types (IEEE 802.1AB §8.4.1, Table 8-1).
+pub mod tlv {
+    pub const END: u8 = 0;
+    pub const CHASSIS_ID: u8 = 1;
+    pub const PORT_ID: u8 = 2;
+    pub const TTL: u8 = 3;
+    pub const PORT_DESCRIPTION: u8 = 4;
+    pub const SYSTEM_NAME: u8 = 5;
+    pub const SYSTEM_DESCRIPTION: u8 = 6;
+    pub const ORG: u8 = 127;
+}
+
+/// The IEEE 802.1 OUI of the DCB TLVs.
+pub const OUI_8021: [u8; 3] = [0x00, 0x80, 0xc2];
+
+/// IEEE 802.1 organizationally specific subtypes (IEEE 802.1Q-2018 Table D-1).
+pub mod subtype {
+    pub const CN: u8 = 0x08;
+    pub const ETS_CONFIG: u8 = 0x09;
+    pub const ETS_RECOMMENDATION: u8 = 0x0a;
+    pub const PFC: u8 = 0x0b;
+    pub const APP: u8 = 0x0c;
+}
+
+/// Application Priority selectors (IEEE 802.1Q-2018 Table D-9).
+pub mod app_sel {
+    /// The protocol is an EtherType (RoCEv1: 0x8915).
+    pub const ETHERTYPE: u8 = 1;
+    pub const TCP_SCTP: u8 = 2;
+    /// A UDP or DCCP port (RoCEv2: 4791).
+    pub const UDP_DCCP: u8 = 3;
+    pub const TCP_SCTP_UDP_DCCP: u8 = 4;
+    /// The protocol is a DSCP value.
+    pub const DSCP: u8 = 5;
+}
+
+/// TLV header length (type and length in 16 bits).
+pub const TLV_HEADER_LEN: usize = 2;
+/// OUI and subtype before an organizationally specific TLV's body.
+pub const ORG_HEADER_LEN: usize = 4;
+
+/// One TLV.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tlv<'a> {
+    pub ty: u8,
+    pub value: &'a [u8],
+}
+
+impl<'a> Tlv<'a> {
+    /// An organizationally specific TLV as (OUI, subtype, body).
+    pub fn org(&self) -> Option<([u8; 3], u8, &'a [u8])> {
+        if self.ty != tlv::ORG || self.value.len() < ORG_HEADER_LEN {
+            return None;
+        }
+        let v = self.value;
+        Some(([v[0], v[1], v[2]], v[3], &v[ORG_HEADER_LEN..]))
+    }
+
+    /// Writes a TLV header for a value of `len` bytes (at most 511) at the start of `buf`.
+    pub fn emit_header(ty: u8, len: usize, buf: &mut [u8]) {
+        put16(buf, 0, u16::from(ty & 0x7f) << 9 | (len as u16 & 0x1ff));
+    }
+
+    /// Writes an IEEE 802.1 organizationally specific TLV's header, OUI and subtype for a body
+    /// of `body_len` bytes; the body goes at `buf[ORG_HEADER_LEN + TLV_HEADER_LEN..]`.
+    pub fn emit_ieee_header(subtype: u8, body_len: usize, buf: &mut [u8]) {
+        Self::emit_header(tlv::ORG, ORG_HEADER_LEN + body_len, buf);
+        buf[2..5].copy_from_slice(&OUI_8021);
+        buf[5] = subtype;
+    }
+}
+
+/// The TLVs of an LLDPDU in order, up to End of LLDPDU. A TLV whose length runs past the bytes
+/// ends the walk and sets `cut`.
+#[derive(Debug, Clone)]
+pub struct Tlvs<'a> {
+    rest: &'a [u8],
+    /// The last TLV walked ran past the end of the bytes (a snaplen, or damage).
+    pub cut: bool,
+}
+
+impl<'a> Iterator for Tlvs<'a> {
+    type Item = Tlv<'a>;
+
+    fn next(&mut self) -> Option<Tlv<'a>> {
+        if self.rest.len() < TLV_HEADER_LEN {
+            self.cut |= !self.rest.is_empty();
+            self.rest = &[];
+            return None;
+        }
+        let h = be16(self.rest, 0);
+        let (ty, len) = ((h >> 9) as u8, usize::from(h & 0x1ff));
+        if ty == tlv::END {
+            self.rest = &[];
+            return None;
+        }
+        let Some(value) = self.rest.get(TLV_HEADER_LEN..TLV_HEADER_LEN + len) else {
+            self.cut = true;
+            self.rest = &[];
+            return None;
+        };
+        self.rest = &self.rest[TLV_HEADER_LEN + len..];
+        Some(Tlv { ty, value })
+    }
+}
+
+/// A view of an LLDPDU (the bytes after EtherType 0x88CC).
+#[derive(Debug, Clone, Copy)]
+pub struct LldpPacket<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> LldpPacket<T> {
+    pub fn new_unchecked(buffer: T) -> Self {
+        Self { buffer }
+    }
+
+    /// At least one TLV header.
+    pub fn new_checked(buffer: T) -> Result<Self> {
+        if buffer.as_ref().len() < TLV_HEADER_LEN {
+            return Err(Error::Truncated);
+        }
+        Ok(Self { buffer })
+    }
+
+    pub fn tlvs(&self) -> Tlvs<'_> {
+        Tlvs {
+            rest: self.buffer.as_ref(),
+            cut: false,
+        }
+    }
+}
+
+/// The fields, borrowed from the captured bytes (not from the view).
+impl<'a> LldpPacket<&'a [u8]> {
+    fn all(&self) -> Tlvs<'a> {
+        Tlvs {
+            rest: self.buffer,
+            cut: false,
+        }
+    }
+
+    fn first(&self, ty: u8) -> Option<&'a [u8]> {
+        self.all().find(|t| t.ty == ty).map(|t| t.value)
+    }
+
+    /// Chassis ID subtype and ID (§8.5.2).
+    pub fn chassis_id(&self) -> Option<(u8, &'a [u8])> {
+        self.first(tlv::CHASSIS_ID)
+            .and_then(|v| Some((*v.first()?, &v[1..])))
+    }
+
+    /// Port ID subtype and ID (§8.5.3).
+    pub fn port_id(&self) -> Option<(u8, &'a [u8])> {
+        self.first(tlv::PORT_ID)
+            .and_then(|v| Some((*v.first()?, &v[1..])))
+    }
+
+    /// Who sent it, for people: its system name when printable, else its chassis ID.
+    pub fn sender(&self) -> Option<IdDisplay<'a>> {
+        match self.system_name().filter(|n| text(n).is_some()) {
+            // A name is shown as text whatever the subtype says: 0 is no MAC subtype.
+            Some(id) => Some(IdDisplay {
+                subtype: 0,
+                id,
+                port: false,
+            }),
+            None => self.chassis_id().map(|(subtype, id)| IdDisplay {
+                subtype,
+                id,
+                port: false,
+            }),
+        }
+    }
+
+    /// The port ID, for people.
+    pub fn port(&self) -> Option<IdDisplay<'a>> {
+        self.port_id().map(|(subtype, id)| IdDisplay {
+            subtype,
+            id,
+            port: true,
+        })
+    }
+
+    /// Time to live in seconds (§8.5.4).
+    pub fn ttl(&self) -> Option<u16> {
+        self.first(tlv::TTL)
+            .filter(|v| v.len() >= 2)
+            .map(|v| be16(v, 0))
+    }
+
+    pub fn system_name(&self) -> Option<&'a [u8]> {
+        self.first(tlv::SYSTEM_NAME)
+    }
+
+    /// The body of the first IEEE 802.1 TLV of `subtype`.
+    pub fn ieee(&self, subtype: u8) -> Option<&'a [u8]> {
+        self.all()
+            .filter_map(|t| t.org())
+            .find(|&(oui, s, _)| oui == OUI_8021 && s == subtype)
+            .map(|(_, _, body)| body)
+    }
+
+    pub fn pfc(&self) -> Option<PfcConfig> {
+        PfcConfig::parse(self.ieee(subtype::PFC)?).ok()
+    }
+
+    /// ETS Configuration (not the Recommendation).
+    pub fn ets(&self) -> Option<EtsConfig> {
+        EtsConfig::parse(self.ieee(subtype::ETS_CONFIG)?).ok()
+    }
+
+    pub fn cn(&self) -> Option<CnConfig> {
+        CnConfig::parse(self.ieee(subtype::CN)?).ok()
+    }
+
+    /// The entries of the first Application Priority TLV (a reserved octet, then 3 bytes each).
+    pub fn app(&self) -> impl Iterator<Item = AppEntry> + 'a {
+        self.ieee(subtype::APP)
+            .map(|b| b.get(1..).unwrap_or_default())
+            .unwrap_or_default()
+            .chunks_exact(AppEntry::LEN)
+            .filter_map(|c| AppEntry::parse(c).ok())
+    }
+}
+
+/// A chassis or port ID (subtype, bytes) for people: a MAC address (chassis subtype 4, port
+/// subtype 3) as one, printable text as text, anything else in hex.
+#[derive(Debug, Clone, Copy)]
+pub struct IdDisplay<'a> {
+    pub subtype: u8,
+    pub id: &'a [u8],
+    /// The ID is a port's (else a chassis's): the subtypes number MAC addresses differently.
+    pub port: bool,
+}
+
+impl core::fmt::Display for IdDisplay<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let mac_subtype = if self.port { 3 } else { 4 };
+        match <[u8; 6]>::try_from(self.id) {
+            Ok(m) if self.subtype == mac_subtype => {
+                return write!(
+                    f,
+                    "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                    m[0], m[1], m[2], m[3], m[4], m[5]
+                )
+            }
+            _ => {}
+        }
+        match text(self.id) {
+            Some(s) => f.write_str(s),
+            None => self.id.iter().try_for_each(|b| write!(f, "{b:02x}")),
+        }
+    }
+}
+
+/// `b` as text when it is printable ASCII (names, interface names), else `None`.
+pub fn text(b: &[u8]) -> Option<&str> {
+    std::str::from_utf8(b)
+        .ok()
+        .filter(|s| !s.is_empty() && s.bytes().all(|c| c.is_ascii_graphic() || c == b' '))
+}
+
+/// PFC Configuration (IEEE 802.1Q-2018 D.2.10): the priorities on which PFC is enabled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PfcConfig {
+    /// Willing to accept the peer's configuration.
+    pub willing: bool,
+    /// MACsec bypass capability.
+    pub mbc: bool,
+    /// How many traffic classes may have PFC enabled at once (4 bits).
+    pub cap: u8,
+    /// Bit n: PFC enabled on priority n.
+    pub enable: u8,
+}
+
+impl PfcConfig {
+    /// Body length after the OUI and subtype.
+    pub const LEN: usize = 2;
+
+    pub fn parse(b: &[u8]) -> Result<Self> {
+        let b = b.get(..Self::LEN).ok_or(Error::Truncated)?;
+        Ok(Self {
+            willing: b[0] & 0x80 != 0,
+            mbc: b[0] & 0x40 != 0,
+            cap: b[0] & 0x0f,
+            enable: b[1],
+        })
+    }
+
+    pub fn emit(&self, b: &mut [u8]) {
+        b[0] = u8::from(self.willing) << 7 | u8::from(self.mbc) << 6 | self.cap & 0x0f;
+        b[1] = self.enable;
+    }
+}
+
+/// ETS Configuration (IEEE 802.1Q-2018 D.2.8): priorities to traffic classes, each class's
+/// share of the bandwidth and its transmission selection algorithm.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EtsConfig {
+    pub willing: bool,
+    /// Credit-based shaper supported.
+    pub cbs: bool,
+    /// Traffic classes supported (3 bits; 0 means 8).
+    pub max_tcs: u8,
+    /// The traffic class of each priority (4 bits each).
+    pub prio_tc: [u8; 8],
+    /// Percent of the bandwidth of each traffic class.
+    pub tc_bw: [u8; 8],
+    /// Transmission selection algorithm of each traffic class (0 strict, 2 ETS, …).
+    pub tsa: [u8; 8],
+}
+
+impl EtsConfig {
+    pub const LEN: usize = 21;
+
+    pub fn parse(b: &[u8]) -> Result<Self> {
+        let b = b.get(..Self::LEN).ok_or(Error::Truncated)?;
+        let mut prio_tc = [0u8; 8];
+        for (p, tc) in prio_tc.iter_mut().enumerate() {
+            let byte = b[1 + p / 2];
+            *tc = if p % 2 == 0 { byte >> 4 } else { byte & 0x0f };
+        }
+        let mut tc_bw = [0u8; 8];
+        tc_bw.copy_from_slice(&b[5..13]);
+        let mut tsa = [0u8; 8];
+        tsa.copy_from_slice(&b[13..21]);
+        Ok(Self {
+            willing: b[0] & 0x80 != 0,
+            cbs: b[0] & 0x40 != 0,
+            max_tcs: b[0] & 0x07,
+            prio_tc,
+            tc_bw,
+            tsa,
+        })
+    }
+
+    pub fn emit(&self, b: &mut [u8]) {
+        b[0] = u8::from(self.willing) << 7 | u8::from(self.cbs) << 6 | self.max_tcs & 0x07;
+        for i in 0..4 {
+            b[1 + i] = (self.prio_tc[2 * i] & 0x0f) << 4 | self.prio_tc[2 * i + 1] & 0x0f;
+        }
+        b[5..13].copy_from_slice(&self.tc_bw);
+        b[13..21].copy_from_slice(&self.tsa);
+    }
+}
+
+/// Congestion Notification (IEEE 802.1Q-2018 D.2.7): the priorities that are congestion
+/// notification priority values, and those ready.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CnConfig {
+    /// Bit n: priority n is a CNPV.
+    pub cnpv: u8,
+    pub ready: u8,
+}
+
+impl CnConfig {
+    pub const LEN: usize = 2;
+
+    pub fn parse(b: &[u8]) -> Result<Self> {
+        let b = b.get(..Self::LEN).ok_or(Error::Truncated)?;
+        Ok(Self {
+            cnpv: b[0],
+            ready: b[1],
+        })
+    }
+
+    pub fn emit(&self, b: &mut [u8]) {
+        b[0] = self.cnpv;
+        b[1] = self.ready;
+    }
+}
+
+/// One Application Priority entry (IEEE 802.1Q-2018 D.2.9): traffic of `protocol` (as the
+/// selector says: an EtherType, a port or a DSCP) goes on `priority`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppEntry {
+    /// 3 bits.
+    pub priority: u8,
+    /// 3 bits ([`app_sel`]).
+    pub selector: u8,
+    pub protocol: u16,
+}
+
+impl AppEntry {
+    pub const LEN: usize = 3;
+
+    pub fn parse(b: &[u8]) -> Result<Self> {
+        let b = b.get(..Self::LEN).ok_or(Error::Truncated)?;
+        Ok(Self {
+            priority: b[0] >> 5,
+            selector: b[0] & 0x07,
+            protocol: be16(b, 1),
+        })
+    }
+
+    pub fn emit(&self, b: &mut [u8]) {
+        b[0] = (self.priority & 0x07) << 5 | self.selector & 0x07;
+        put16(b, 1, self.protocol);
+    }
+
+    /// RoCE: RoCEv2's UDP port 4791 or RoCEv1's EtherType 0x8915.
+    pub fn is_roce(&self) -> bool {
+        matches!(
+            (self.selector, self.protocol),
+            (app_sel::UDP_DCCP | app_sel::TCP_SCTP_UDP_DCCP, 4791) | (app_sel::ETHERTYPE, 0x8915)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// An LLDPDU of a chassis ID, a TTL, and the four DCB TLVs, then End.
+    fn lldpdu(pfc: PfcConfig, ets: EtsConfig, cn: CnConfig, app: &[AppEntry]) -> Vec<u8> {
+        let mut b = vec![0u8; 512];
+        let mut at = 0;
+        Tlv::emit_header(tlv::CHASSIS_ID, 7, &mut b[at..]);
+        b[at + 2] = 4;
+        b[at + 3..at + 9].copy_from_slice(&[0, 1, 2, 3, 4, 5]);
+        at += 9;
+        Tlv::emit_header(tlv::TTL, 2, &mut b[at..]);
+        put16(&mut b, at + 2, 120);
+        at += 4;
+        let body = TLV_HEADER_LEN + ORG_HEADER_LEN;
+        Tlv::emit_ieee_header(subtype::PFC, PfcConfig::LEN, &mut b[at..]);
+        pfc.emit(&mut b[at + body..]);
+        at += body + PfcConfig::LEN;
+        Tlv::emit_ieee_header(subtype::ETS_CONFIG, EtsConfig::LEN, &mut b[at..]);
+        ets.emit(&mut b[at + body..]);
+        at += body + EtsConfig::LEN;
+        Tlv::emit_ieee_header(subtype::CN, CnConfig::LEN, &mut b[at..]);
+        cn.emit(&mut b[at + body..]);
+        at += body + CnConfig::LEN;
+        Tlv::emit_ieee_header(subtype::APP, 1 + AppEntry::LEN * app.len(), &mut b[at..]);
+        for (i, e) in app.iter().enumerate() {
+            e.emit(&mut b[at + body + 1 + AppEntry::LEN * i..]);
+        }
+        at += body + 1 + AppEntry::LEN * app.len();
+        Tlv::emit_header(tlv::END, 0, &mut b[at..]);
+        b.truncate(at + 2);
+        b
+    }
+
+    fn app_entry() -> impl Strategy<Value = AppEntry> {
+        (0u8..8, 0u8..8, any::<u16>()).prop_map(|(priority, selector, protocol)| AppEntry {
+            priority,
+            selector,
+            protocol,
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn dcb_tlvs_round_trip(
+            (willing, mbc, cap, enable) in (any::<bool>(), any::<bool>(), 0u8..16, any::<u8>()),
+            (ew, cbs, max_tcs) in (any::<bool>(), any::<bool>(), 0u8..8),
+            prio_tc in proptest::array::uniform8(0u8..16),
+            tc_bw: [u8; 8],
+            tsa: [u8; 8],
+            (cnpv, ready) in (any::<u8>(), any::<u8>()),
+            app in proptest::collection::vec(app_entry(), 0..20),
+        ) {
+            let pfc = PfcConfig { willing, mbc, cap, enable };
+            let ets = EtsConfig { willing: ew, cbs, max_tcs, prio_tc, tc_bw, tsa };
+            let cn = CnConfig { cnpv, ready };
+            let b = lldpdu(pfc, ets, cn, &app);
+            let p = LldpPacket::new_checked(&b[..]).unwrap();
+            prop_assert_eq!(p.chassis_id(), Some((4, &[0u8, 1, 2, 3, 4, 5][..])));
+            prop_assert_eq!(p.ttl(), Some(120));
+            prop_assert_eq!(p.pfc(), Some(pfc));
+            prop_assert_eq!(p.ets(), Some(ets));
+            prop_assert_eq!(p.cn(), Some(cn));
+            prop_assert_eq!(p.app().collect::<Vec<_>>(), app);
+            let mut t = p.tlvs();
+            prop_assert_eq!(t.by_ref().count(), 6);
+            prop_assert!(!t.cut);
+        }
+
+        /// Any bytes: the walk ends, and every accessor answers without panicking.
+        #[test]
+        fn any_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..600)) {
+            if let Ok(p) = LldpPacket::new_checked(&b[..]) {
+                let n = p.tlvs().count();
+                prop_assert!(n <= b.len() / TLV_HEADER_LEN);
+                let _ = (p.chassis_id(), p.port_id(), p.ttl(), p.system_name());
+                let _ = (p.pfc(), p.ets(), p.cn(), p.app().count());
+            }
+        }
+    }
+
+    #[test]
+    fn a_tlv_past_the_end_is_cut() {
+        let mut b = [0u8; 6];
+        Tlv::emit_header(tlv::SYSTEM_NAME, 10, &mut b);
+        let p = LldpPacket::new_checked(&b[..]).unwrap();
+        let mut t = p.tlvs();
+        assert_eq!(t.next(), None);
+        assert!(t.cut);
+    }
+
+    #[test]
+    fn roce_app_entries() {
+        let e = |selector, protocol| AppEntry {
+            priority: 3,
+            selector,
+            protocol,
+        };
+        assert!(e(app_sel::UDP_DCCP, 4791).is_roce());
+        assert!(e(app_sel::ETHERTYPE, 0x8915).is_roce());
+        assert!(!e(app_sel::TCP_SCTP, 4791).is_roce());
+        assert!(!e(app_sel::TCP_SCTP_UDP_DCCP, 3260).is_roce());
+    }
+}
