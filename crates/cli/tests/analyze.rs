@@ -131,6 +131,21 @@ fn compare(name: &str, truth: &Value, report: &Value) {
         report["totals"]["vcrc"]["truncated"], truth["vcrc"]["truncated"],
         "{name}: VCRC truncated"
     );
+    // LLDP senders and the DCB settings they advertised.
+    let senders = report["dcbx"]["senders"].as_array().unwrap();
+    let want = truth["dcbx"].as_array().unwrap();
+    assert_eq!(senders.len(), want.len(), "{name}: LLDP senders");
+    for (s, w) in senders.iter().zip(want) {
+        assert_eq!(s["src_mac"], w["src_mac"], "{name}: LLDP sender");
+        assert_eq!(s["name"], w["name"], "{name}: LLDP name");
+        assert_eq!(s["frames"], w["frames"], "{name}: LLDP frames");
+        assert_eq!(s["pfc"]["enabled"], w["pfc_enabled"], "{name}: PFC enabled");
+        assert_eq!(s["pfc"]["willing"], w["willing"], "{name}: PFC willing");
+        assert_eq!(
+            s["roce_priorities"], w["roce_priorities"],
+            "{name}: RoCE priority"
+        );
+    }
     let want_codes: BTreeSet<String> = truth["expected_findings"]
         .as_array()
         .unwrap()

@@ -10,6 +10,9 @@ use rdmascope_wire::grh::GrhRepr;
 use rdmascope_wire::icrc;
 use rdmascope_wire::ip::{Ipv4Repr, Ipv6Repr};
 use rdmascope_wire::link::ErfRepr;
+use rdmascope_wire::lldp::{
+    app_sel, subtype, tlv, AppEntry, PfcConfig, Tlv, ORG_HEADER_LEN, TLV_HEADER_LEN,
+};
 use rdmascope_wire::lrh::LrhRepr;
 use rdmascope_wire::macctl::{MacControl, PAUSE_DST};
 use rdmascope_wire::udp::{UdpRepr, ROCE_V2_PORT};
@@ -282,6 +285,64 @@ pub fn ib_erf(
 }
 
 /// Builds a PFC frame (or an 802.3x PAUSE when `enable` is `None`), padded to 60 bytes.
+/// An LLDP frame (IEEE 802.1AB) from `src` named `name` with its DCB settings: PFC on the
+/// priorities of `pfc_enable` (willing or not) and, when given, RoCEv2 (UDP 4791) mapped to
+/// `roce_priority` (IEEE 802.1Q D.2.9–D.2.10). Returns the frame's length.
+pub fn lldp(
+    buf: &mut Vec<u8>,
+    src: [u8; 6],
+    name: &str,
+    pfc: PfcConfig,
+    roce_priority: Option<u8>,
+) -> usize {
+    let name = &name.as_bytes()[..name.len().min(255)];
+    buf.clear();
+    buf.resize(128 + name.len(), 0);
+    EthernetRepr {
+        dst: LLDP_DST,
+        src,
+        ethertype: ethertype::LLDP,
+    }
+    .emit(&mut EthernetFrame::new_unchecked(&mut buf[..14]));
+    let mut at = 14;
+    // Chassis ID: a MAC address (subtype 4); port ID: an interface name (subtype 5).
+    Tlv::emit_header(tlv::CHASSIS_ID, 7, &mut buf[at..]);
+    buf[at + 2] = 4;
+    buf[at + 3..at + 9].copy_from_slice(&src);
+    at += 9;
+    Tlv::emit_header(tlv::PORT_ID, 5, &mut buf[at..]);
+    buf[at + 2] = 5;
+    buf[at + 3..at + 7].copy_from_slice(b"eth0");
+    at += 7;
+    Tlv::emit_header(tlv::TTL, 2, &mut buf[at..]);
+    buf[at + 2..at + 4].copy_from_slice(&120u16.to_be_bytes());
+    at += 4;
+    Tlv::emit_header(tlv::SYSTEM_NAME, name.len(), &mut buf[at..]);
+    buf[at + 2..at + 2 + name.len()].copy_from_slice(name);
+    at += 2 + name.len();
+    let body = TLV_HEADER_LEN + ORG_HEADER_LEN;
+    Tlv::emit_ieee_header(subtype::PFC, PfcConfig::LEN, &mut buf[at..]);
+    pfc.emit(&mut buf[at + body..]);
+    at += body + PfcConfig::LEN;
+    if let Some(priority) = roce_priority {
+        Tlv::emit_ieee_header(subtype::APP, 1 + AppEntry::LEN, &mut buf[at..]);
+        AppEntry {
+            priority,
+            selector: app_sel::UDP_DCCP,
+            protocol: 4791,
+        }
+        .emit(&mut buf[at + body + 1..]);
+        at += body + 1 + AppEntry::LEN;
+    }
+    Tlv::emit_header(tlv::END, 0, &mut buf[at..]);
+    at += TLV_HEADER_LEN;
+    buf.truncate(at.max(60));
+    buf.len()
+}
+
+/// The nearest-bridge multicast address LLDP goes to.
+const LLDP_DST: [u8; 6] = [0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e];
+
 pub fn mac_control(buf: &mut Vec<u8>, src: [u8; 6], m: MacControl) -> usize {
     buf.clear();
     buf.resize(60, 0);

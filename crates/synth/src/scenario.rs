@@ -211,6 +211,30 @@ pub fn expected_findings(
     if c.icrc.bad > 0 {
         f.push("icrc.bad");
     }
+    // DCB settings from LLDP: a willing sender follows its peer.
+    let fixed: std::collections::BTreeSet<&Vec<u8>> = t
+        .dcbx
+        .iter()
+        .filter(|d| !d.willing)
+        .map(|d| &d.pfc_enabled)
+        .collect();
+    if fixed.len() > 1 {
+        f.push("dcbx.pfc_mismatch");
+    }
+    if t.dcbx
+        .iter()
+        .any(|d| d.roce_priorities.iter().any(|p| !d.pfc_enabled.contains(p)))
+    {
+        f.push("dcbx.roce_not_lossless");
+    }
+    let protected: std::collections::BTreeSet<u8> = t
+        .dcbx
+        .iter()
+        .flat_map(|d| d.pfc_enabled.iter().copied())
+        .collect();
+    if !protected.is_empty() && data_prios.iter().any(|p| !protected.contains(p)) {
+        f.push("dcbx.priority_mismatch");
+    }
     if t.vcrc.bad > 0 {
         f.push("vcrc.bad");
     }
@@ -391,6 +415,24 @@ fn misconfig(sim: &mut Sim<'_>, n: usize, q: u32) {
         gap_ns: 2_000_000,
         stuck: false,
     });
+    // LLDP: the switch enables PFC on 3 but maps RoCE to 5; the host's DCBX agent is not
+    // willing and enables PFC on 4. The data (priority 0) is on neither.
+    for (src, to, name, pfc_enable, roce_priority) in [
+        ([0x02, 0, 0, 0, 0xff, 0x02], n + 2, "leaf1", 1 << 3, Some(5)),
+        (Node::numbered(n as u16).mac, n + 1, "host0", 1 << 4, None),
+    ] {
+        sim.add_aux(Aux::Lldp {
+            src,
+            to,
+            name,
+            pfc_enable,
+            willing: false,
+            roce_priority,
+            start_ns: 20_000,
+            every_ns: 100_000,
+            count: 3,
+        });
+    }
     // Two senders into one port: CE marks, but the receiver never answers with a CNP.
     for i in 0..2u32 {
         let mut c = ConnCfg::new(

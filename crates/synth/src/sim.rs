@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use rdmascope_wire::bth::{psn_diff, BthRepr};
 use rdmascope_wire::ext::{Aeth, Deth, ExtHeaders, Reth};
 use rdmascope_wire::grh::GrhRepr;
+use rdmascope_wire::lldp::PfcConfig;
 use rdmascope_wire::lrh::LrhRepr;
 use rdmascope_wire::macctl::{quanta_to_ns, MacControl};
 use rdmascope_wire::mad::{self, CmMessage, MadHeader};
@@ -245,6 +246,8 @@ struct Out {
     orig_len: u32,
     tally: Option<Tally>,
     pfc: Option<([u8; 6], MacControl)>,
+    /// An LLDP frame's sender, counted in the truth once written.
+    lldp: Option<Box<truth::DcbTruth>>,
     then: Option<Deliver>,
     drop_after: bool,
 }
@@ -272,6 +275,19 @@ pub enum Aux {
         refreshes: u32,
         gap_ns: u64,
         stuck: bool,
+    },
+    /// LLDP from `src` named `name` advertising PFC on `pfc_enable` (willing or not) and RoCE
+    /// mapped to `roce_priority`, `count` times every `every_ns` from `start_ns`.
+    Lldp {
+        src: [u8; 6],
+        to: usize,
+        name: &'static str,
+        pfc_enable: u8,
+        willing: bool,
+        roce_priority: Option<u8>,
+        start_ns: u64,
+        every_ns: u64,
+        count: u64,
     },
     /// UD SEND Only datagrams every `every_ns`.
     Ud {
@@ -483,7 +499,9 @@ impl<'s> Sim<'s> {
     pub fn add_aux(&mut self, a: Aux) {
         let start = self.opts.start_ns
             + match &a {
-                Aux::Pfc { start_ns, .. } | Aux::Ud { start_ns, .. } => *start_ns,
+                Aux::Pfc { start_ns, .. }
+                | Aux::Ud { start_ns, .. }
+                | Aux::Lldp { start_ns, .. } => *start_ns,
             };
         let st = AuxState {
             step: 0,
@@ -560,6 +578,7 @@ impl<'s> Sim<'s> {
             orig_len,
             tally,
             pfc: None,
+            lldp: None,
             then,
             drop_after: drop == Some(Where::AfterCapture),
         };
@@ -616,6 +635,16 @@ impl<'s> Sim<'s> {
         }
         if let Some((src, m)) = o.pfc {
             self.tally_pfc(ts, src, m);
+        }
+        if let Some(d) = o.lldp.take() {
+            let dcbx = &mut self.truth.dcbx;
+            match dcbx.iter_mut().find(|x| x.src_mac == d.src_mac) {
+                Some(x) => x.frames += 1,
+                None => {
+                    dcbx.push(truth::DcbTruth { frames: 1, ..*d });
+                    dcbx.sort_by(|a, b| a.src_mac.cmp(&b.src_mac));
+                }
+            }
         }
         if let Some(d) = o.then.take() {
             if !o.drop_after {
@@ -748,10 +777,7 @@ impl<'s> Sim<'s> {
     /// frame, each further one extends it to max(end, ts + quanta time), and it ends at a
     /// zero-quanta frame or at its expiry.
     fn tally_pfc(&mut self, ts: u64, src: [u8; 6], m: MacControl) {
-        let mac = format!(
-            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-            src[0], src[1], src[2], src[3], src[4], src[5]
-        );
+        let mac = mac_name(src);
         let prios: Vec<(u8, u16)> = match m {
             MacControl::Pfc { enable, quanta } => (0..8u8)
                 .filter(|p| enable >> p & 1 == 1)
@@ -1724,6 +1750,7 @@ impl<'s> Sim<'s> {
                     orig_len: len as u32,
                     tally: None,
                     pfc: Some((src, m)),
+                    lldp: None,
                     then: None,
                     drop_after: false,
                 };
@@ -1736,6 +1763,53 @@ impl<'s> Sim<'s> {
                 self.aux[i].1 = st;
                 if more {
                     self.push(next, Ev::Aux(i));
+                }
+            }
+            Aux::Lldp {
+                src,
+                to,
+                name,
+                pfc_enable,
+                willing,
+                roce_priority,
+                every_ns,
+                count,
+                ..
+            } => {
+                let pfc = PfcConfig {
+                    willing,
+                    mbc: false,
+                    cap: 8,
+                    enable: pfc_enable,
+                };
+                let mut buf = Vec::new();
+                let len = frames::lldp(&mut buf, src, name, pfc, roce_priority);
+                let egress = (now + HOP_NS).max(self.link_free[to]);
+                self.link_free[to] = egress + self.wire_ns(len as u32);
+                buf.truncate(self.opts.snaplen.min(buf.len()));
+                let out = Out {
+                    iface: 0,
+                    data: buf,
+                    orig_len: len as u32,
+                    tally: None,
+                    pfc: None,
+                    lldp: Some(Box::new(truth::DcbTruth {
+                        src_mac: mac_name(src),
+                        name: name.to_string(),
+                        pfc_enabled: (0..8).filter(|p| pfc_enable >> p & 1 == 1).collect(),
+                        willing,
+                        roce_priorities: roce_priority.into_iter().collect(),
+                        frames: 0,
+                    })),
+                    then: None,
+                    drop_after: false,
+                };
+                self.push(egress, Ev::Emit(Box::new(out)));
+                st.step += 1;
+                let more = st.step < count;
+                self.aux[i].1 = st;
+                if more {
+                    self.push(now + every_ns, Ev::Aux(i));
                 }
             }
             Aux::Ud {
@@ -1777,6 +1851,14 @@ impl<'s> Sim<'s> {
             }
         }
     }
+}
+
+/// `aa:bb:cc:dd:ee:ff`, as `analyze` writes MAC addresses.
+fn mac_name(m: [u8; 6]) -> String {
+    format!(
+        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+        m[0], m[1], m[2], m[3], m[4], m[5]
+    )
 }
 
 fn close_episode(truth: &mut Truth, mac: &str, prio: u8, st: &mut (u64, u64, u64, u64), end: u64) {

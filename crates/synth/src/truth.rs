@@ -136,6 +136,17 @@ pub struct PfcPort {
     pub pause_ns: u64,
 }
 
+/// One LLDP sender's DCB settings (`analyze`'s `dcbx.senders`).
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub struct DcbTruth {
+    pub src_mac: String,
+    pub name: String,
+    pub frames: u64,
+    pub pfc_enabled: Vec<u8>,
+    pub willing: bool,
+    pub roce_priorities: Vec<u8>,
+}
+
 /// PFC accounting.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct PfcTruth {
@@ -227,6 +238,8 @@ pub struct Truth {
     pub flows: Vec<FlowTruth>,
     pub connections: Vec<ConnTruth>,
     pub pfc: PfcTruth,
+    /// LLDP senders, in source MAC order.
+    pub dcbx: Vec<DcbTruth>,
     /// Finding codes `analyze` must report for this capture (and no other warning/critical).
     pub expected_findings: Vec<String>,
     pub events: Events,
