@@ -341,6 +341,13 @@ pub fn render(r: &Report) -> String {
     for (k, v) in facts {
         let _ = write!(s, "<div>{k}<b>{}</b></div>", esc(&v));
     }
+    // Integrity: ICRC always, the VCRC of native IB frames when there are any.
+    let v = &r.totals.vcrc;
+    let mut crc = format!("{} bad of {}", t.icrc.bad, t.icrc.ok + t.icrc.bad);
+    if v.ok + v.bad > 0 {
+        let _ = write!(crc, "; VCRC {} bad of {}", v.bad, v.ok + v.bad);
+    }
+    let _ = write!(s, "<div>ICRC<b>{}</b></div>", esc(&crc));
     s.push_str("</div></section>");
 
     // Flow anchors: findings link to the flows table.
@@ -471,6 +478,37 @@ pub fn render(r: &Report) -> String {
         &bars,
     ));
     s.push_str("</section>");
+
+    // DCB settings from LLDP, when the capture has any.
+    if !r.dcbx.senders.is_empty() {
+        s.push_str("<section id=\"dcbx\"><h2>DCBX (from LLDP)</h2><table><thead><tr>");
+        for h in [
+            "sender", "port", "MAC", "frames", "PFC on", "willing", "RoCE on", "CNPV",
+        ] {
+            let _ = write!(s, "<th>{h}</th>");
+        }
+        s.push_str("</tr></thead><tbody>");
+        let list = |v: &[u8]| v.iter().map(u8::to_string).collect::<Vec<_>>().join(", ");
+        for d in &r.dcbx.senders {
+            let (pfc, willing) = match &d.pfc {
+                Some(p) => (list(&p.enabled), if p.willing { "yes" } else { "no" }),
+                None => ("-".to_string(), "-"),
+            };
+            let cnpv = d.cnpv.as_deref().map_or("-".to_string(), list);
+            let _ = write!(
+                s,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{willing}</td><td>{}</td><td>{}</td></tr>",
+                esc(&d.name),
+                esc(&d.port),
+                esc(&d.src_mac),
+                d.frames,
+                esc(&pfc),
+                esc(&list(&d.roce_priorities)),
+                esc(&cnpv)
+            );
+        }
+        s.push_str("</tbody></table></section>");
+    }
 
     // Tables.
     s.push_str("<section id=\"connections\"><h2>Connections</h2><p class=\"note\">Click a column to sort.</p><table><thead><tr>");

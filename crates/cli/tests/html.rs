@@ -39,6 +39,7 @@ fn structure() {
         "chart-pfc",
         "chart-latency",
         "chart-sizes",
+        "dcbx",
         "connections",
         "flows",
     ] {
@@ -88,6 +89,12 @@ fn structure() {
         assert!(html.contains(&format!("id=\"{id}\"")), "dangling link {id}");
     }
     assert!(html.contains("pfc.storm") && html.contains("transport.loss"));
+    // The mixed scenario's LLDP senders (its misconfig part) and its IB part's VCRCs.
+    assert!(
+        html.contains("<td>leaf1</td><td>eth0</td><td>02:00:00:00:ff:02</td>"),
+        "DCBX sender row"
+    );
+    assert!(html.contains("; VCRC 0 bad of "), "VCRC summary");
 }
 
 #[test]
