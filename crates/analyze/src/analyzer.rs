@@ -1647,6 +1647,11 @@ fn bump(v: &mut Vec<u64>, i: usize, by: u64) {
 }
 
 impl Analyzer {
+    /// Whether any flow goes from node `from` to node `to`.
+    pub(crate) fn carries(&self, from: Node, to: Node) -> bool {
+        self.by_pair.contains_key(&(from, to))
+    }
+
     pub fn new(cfg: Config) -> Self {
         let capture = report::Capture {
             files: cfg.files.clone(),

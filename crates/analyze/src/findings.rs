@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use rdmascope_wire::mad;
+use rdmascope_wire::Transport;
 
 use crate::analyzer::{Analyzer, Cite, Node, PfcState};
 use crate::report::{self, Connection, Counters, End, Finding, Report, Severity, Totals};
@@ -664,6 +665,64 @@ fn findings(
             flows,
             frames,
             "The responder had answered on this connection before, then stopped. An RC requester retries and then moves the QP to the error state (IBV_WC_RETRY_EXC_ERR), so the application hangs or reconnects. Check the responder: its QP state, its out_of_sequence / packet_seq_err counters, a software responder's ACK generation (an ACK must carry the PSN of the request it acknowledges), and whether its packets reach this side (a firewall or ACL on UDP 4791 in one direction).",
+        );
+    }
+    // Requests never answered at all: no ACK, NAK or READ response ever came back on the
+    // connection, while the requester retried or the capture ran on for `STALL_NS`.
+    let mut silent = (0usize, Vec::new(), Vec::new(), Vec::new());
+    let mut one_way = false;
+    for f in &a.flows {
+        if f.peer().is_some() || !matches!(f.transport, Some(Transport::Rc | Transport::Xrc)) {
+            continue;
+        }
+        let Some((n, (psn, oldest), frame)) = f.req.waiting() else {
+            continue;
+        };
+        let retx = f.req.sum().map_or(0, |s| s.retx);
+        if retx == 0 && cap.last_ts_ns.saturating_sub(oldest) < STALL_NS {
+            continue;
+        }
+        let (src, dst, _) = f.key;
+        let back = a.carries(dst, src);
+        one_way |= !back;
+        silent.0 += n;
+        if silent.1.len() < NAMED {
+            let name = key_name(&f.key);
+            silent.3.push(format!(
+                "{name}: {}, {} retransmitted, oldest unanswered PSN {psn}; {}",
+                count(n, "request waits", "requests wait"),
+                retx,
+                if back {
+                    "other packets from the responder's node are in the capture"
+                } else {
+                    "no packet at all from the responder's node"
+                }
+            ));
+            silent.1.push(name);
+        }
+        silent.2.push(frame);
+    }
+    if !silent.2.is_empty() {
+        let (n, flows, mut frames, evidence) = silent;
+        let connections = frames.len();
+        frames.sort_unstable();
+        frames.truncate(10);
+        let mut advice = "The responder never answered: its packets do not come back (UDP 4791 filtered by a firewall or ACL in one direction, a route or GID that leads elsewhere, a wrong GID index or VLAN on one side), or the requests never reach its HCA (wrong destination QPN or a QP not yet in RTR). Check `ibv_devinfo`/`show_gids` on both hosts, the QP numbers the two sides exchanged out of band, and any firewall on UDP 4791 (Soft-RoCE: iptables on the host).".to_string();
+        if one_way {
+            advice.push_str(" Where the capture holds no packet at all from the responder's node, it may also see one direction only (a one-way port mirror): capture both directions before concluding.");
+        }
+        push(
+            Severity::Warning,
+            "transport.no_response",
+            format!(
+                "{} on {} never got any ACK, NAK or READ response",
+                count(n, "request", "requests"),
+                count(connections, "connection", "connections")
+            ),
+            evidence,
+            flows,
+            frames,
+            &advice,
         );
     }
     if t.rnr_naks > 0 {
