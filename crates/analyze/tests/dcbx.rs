@@ -5,46 +5,14 @@
 use rdmascope_analyze::{Analyzer, Config, Event, PacketMeta};
 use rdmascope_synth::{generate, GenOptions, Scenario, Sink};
 use rdmascope_wire::link::linktype;
-use rdmascope_wire::lldp::{
-    subtype, tlv, AppEntry, PfcConfig, Tlv, ORG_HEADER_LEN, TLV_HEADER_LEN,
-};
+use rdmascope_wire::lldp::PfcConfig;
 use rdmascope_wire::DecodeOptions;
 use serde_json::Value;
 
-/// An LLDP frame from `mac` named `name`, advertising PFC on `pfc` and the `app` entries.
-fn lldp_frame(mac: [u8; 6], name: &str, pfc: PfcConfig, app: &[AppEntry]) -> Vec<u8> {
-    let mut f = vec![0u8; 256];
-    f[..6].copy_from_slice(&[0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e]);
-    f[6..12].copy_from_slice(&mac);
-    f[12..14].copy_from_slice(&0x88ccu16.to_be_bytes());
-    let mut at = 14;
-    Tlv::emit_header(tlv::CHASSIS_ID, 7, &mut f[at..]);
-    f[at + 2] = 4;
-    f[at + 3..at + 9].copy_from_slice(&mac);
-    at += 9;
-    Tlv::emit_header(tlv::PORT_ID, 5, &mut f[at..]);
-    f[at + 2] = 5;
-    f[at + 3..at + 7].copy_from_slice(b"eth1");
-    at += 7;
-    Tlv::emit_header(tlv::TTL, 2, &mut f[at..]);
-    f[at + 2..at + 4].copy_from_slice(&120u16.to_be_bytes());
-    at += 4;
-    Tlv::emit_header(tlv::SYSTEM_NAME, name.len(), &mut f[at..]);
-    f[at + 2..at + 2 + name.len()].copy_from_slice(name.as_bytes());
-    at += 2 + name.len();
-    let body = TLV_HEADER_LEN + ORG_HEADER_LEN;
-    Tlv::emit_ieee_header(subtype::PFC, PfcConfig::LEN, &mut f[at..]);
-    pfc.emit(&mut f[at + body..]);
-    at += body + PfcConfig::LEN;
-    if !app.is_empty() {
-        Tlv::emit_ieee_header(subtype::APP, 1 + AppEntry::LEN * app.len(), &mut f[at..]);
-        for (i, e) in app.iter().enumerate() {
-            e.emit(&mut f[at + body + 1 + AppEntry::LEN * i..]);
-        }
-        at += body + 1 + AppEntry::LEN * app.len();
-    }
-    Tlv::emit_header(tlv::END, 0, &mut f[at..]);
-    f.truncate(at + 2);
+/// An LLDP frame from `mac` named `name`, advertising PFC and RoCE's priority, as `gen` sends.
+fn lldp_frame(mac: [u8; 6], name: &str, pfc: PfcConfig, roce: Option<u8>) -> Vec<u8> {
+    let mut f = Vec::new();
+    rdmascope_synth::frames::lldp(&mut f, mac, name, pfc, roce);
     f
 }
 
@@ -54,15 +22,6 @@ fn pfc(enable: u8, willing: bool) -> PfcConfig {
         mbc: false,
         cap: 8,
         enable,
-    }
-}
-
-/// RoCEv2 over UDP 4791 to priority `priority`.
-fn roce(priority: u8) -> AppEntry {
-    AppEntry {
-        priority,
-        selector: 3,
-        protocol: 4791,
     }
 }
 
@@ -129,9 +88,9 @@ const HOST: [u8; 6] = [0x02, 0, 0, 0, 0, 2];
 fn agreeing_ends_give_no_finding_and_are_reported() {
     let r = analyse(
         &[
-            lldp_frame(SWITCH, "leaf1", pfc(1 << 3, false), &[roce(3)]),
-            lldp_frame(HOST, "host7", pfc(1 << 3, false), &[]),
-            lldp_frame(SWITCH, "leaf1", pfc(1 << 3, false), &[roce(3)]),
+            lldp_frame(SWITCH, "leaf1", pfc(1 << 3, false), Some(3)),
+            lldp_frame(HOST, "host7", pfc(1 << 3, false), None),
+            lldp_frame(SWITCH, "leaf1", pfc(1 << 3, false), Some(3)),
         ],
         true,
     );
@@ -139,7 +98,7 @@ fn agreeing_ends_give_no_finding_and_are_reported() {
     let s = &r["dcbx"]["senders"];
     assert_eq!(s.as_array().unwrap().len(), 2);
     assert_eq!(s[0]["name"], "leaf1");
-    assert_eq!(s[0]["port"], "eth1");
+    assert_eq!(s[0]["port"], "eth0");
     assert_eq!(s[0]["frames"], 2);
     assert_eq!(s[0]["first_frame"], 1);
     assert_eq!(s[0]["pfc"]["enabled"], serde_json::json!([3]));
@@ -152,8 +111,8 @@ fn agreeing_ends_give_no_finding_and_are_reported() {
 fn a_willing_end_follows_its_peer() {
     let r = analyse(
         &[
-            lldp_frame(SWITCH, "leaf1", pfc(1 << 3, false), &[]),
-            lldp_frame(HOST, "host7", pfc(0, true), &[]),
+            lldp_frame(SWITCH, "leaf1", pfc(1 << 3, false), None),
+            lldp_frame(HOST, "host7", pfc(0, true), None),
         ],
         false,
     );
@@ -164,8 +123,8 @@ fn a_willing_end_follows_its_peer() {
 fn ends_that_disagree_roce_off_pfc_and_data_off_pfc_are_found() {
     let r = analyse(
         &[
-            lldp_frame(SWITCH, "leaf1", pfc(1 << 4, false), &[roce(5)]),
-            lldp_frame(HOST, "host7", pfc(1 << 3 | 1 << 4, false), &[]),
+            lldp_frame(SWITCH, "leaf1", pfc(1 << 4, false), Some(5)),
+            lldp_frame(HOST, "host7", pfc(1 << 3 | 1 << 4, false), None),
         ],
         false,
     );
@@ -179,7 +138,7 @@ fn ends_that_disagree_roce_off_pfc_and_data_off_pfc_are_found() {
     assert_eq!(f["frames"], serde_json::json!([1, 2]));
     let ev = f["evidence"].to_string();
     assert!(
-        ev.contains("leaf1 port eth1 (02:00:00:00:00:01): PFC on 4"),
+        ev.contains("leaf1 port eth0 (02:00:00:00:00:01): PFC on 4"),
         "{ev}"
     );
     assert!(ev.contains("PFC on 3, 4"), "{ev}");
@@ -190,7 +149,7 @@ fn ends_that_disagree_roce_off_pfc_and_data_off_pfc_are_found() {
             SWITCH,
             "leaf1",
             pfc(1 << 4 | 1 << 5, false),
-            &[],
+            None,
         )],
         true,
     );
@@ -203,7 +162,7 @@ fn senders_beyond_the_limit_are_counted() {
     let frames: Vec<Vec<u8>> = (0..4100u32)
         .map(|i| {
             let b = i.to_be_bytes();
-            lldp_frame([2, 0, b[0], b[1], b[2], b[3]], "h", pfc(8, true), &[])
+            lldp_frame([2, 0, b[0], b[1], b[2], b[3]], "h", pfc(8, true), None)
         })
         .collect();
     let r = analyse(&frames, false);

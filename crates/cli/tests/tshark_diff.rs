@@ -95,6 +95,29 @@ fn norm_ours(v: Value<'_>) -> Norm {
     }
 }
 
+/// `tshark -T fields` of `columns` (first occurrences) for every frame of `path`.
+fn tshark_fields(
+    tshark: &str,
+    path: &std::path::Path,
+    args: &[&str],
+    columns: &[String],
+) -> String {
+    let mut cmd = std::process::Command::new(tshark);
+    cmd.arg("-n").arg("-r").arg(path).args(args);
+    cmd.args(["-T", "fields", "-E", "occurrence=f"]);
+    for c in columns {
+        cmd.args(["-e", c]);
+    }
+    let out = cmd.output().expect("run tshark");
+    assert!(
+        out.status.success(),
+        "tshark failed on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 #[test]
 fn fields_equal_tshark() {
     let Some(dir) = common::corpus() else { return };
@@ -107,26 +130,10 @@ fn fields_equal_tshark() {
     for path in common::corpus_files(&dir) {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         let recs = common::read_all(&path);
-        let mut cmd = std::process::Command::new(tshark);
-        cmd.arg("-n").arg("-r").arg(&path).args([
-            "--disable-protocol",
-            "tftp",
-            "-T",
-            "fields",
-            "-E",
-            "occurrence=f",
-        ]);
-        cmd.args(["-e", "frame.number"]);
-        for f in FIELDS {
-            cmd.args(["-e", &format!("infiniband.{f}")]);
-        }
-        let out = cmd.output().expect("run tshark");
-        assert!(
-            out.status.success(),
-            "tshark failed on {name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8(out.stdout).unwrap();
+        let columns: Vec<String> = std::iter::once("frame.number".to_string())
+            .chain(FIELDS.iter().map(|f| format!("infiniband.{f}")))
+            .collect();
+        let text = tshark_fields(tshark, &path, &["--disable-protocol", "tftp"], &columns);
         let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
         assert_eq!(rows.len(), recs.len(), "{name}: frame count");
         let dc = name.contains("mlx-dct");
@@ -253,19 +260,7 @@ fn lldp_fields_equal_tshark() {
             continue;
         }
         let recs = common::read_all(&path);
-        let mut cmd = std::process::Command::new(tshark);
-        cmd.arg("-n").arg("-r").arg(&path);
-        cmd.args(["-T", "fields", "-E", "occurrence=f"]);
-        for c in &columns {
-            cmd.args(["-e", c]);
-        }
-        let out = cmd.output().expect("run tshark");
-        assert!(
-            out.status.success(),
-            "tshark failed on {name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8(out.stdout).unwrap();
+        let text = tshark_fields(tshark, &path, &[], &columns);
         let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
         assert_eq!(rows.len(), recs.len(), "{name}: frame count");
         for (rec, row) in recs.iter().zip(&rows) {

@@ -776,6 +776,32 @@ impl<'s> Sim<'s> {
     /// PFC episode accounting (the `analyze` rule): an episode starts at a non-zero quanta
     /// frame, each further one extends it to max(end, ts + quanta time), and it ends at a
     /// zero-quanta frame or at its expiry.
+    /// Queues a link-level frame (PFC, LLDP) of `len` bytes sent at `now` towards `to`.
+    fn link_frame(
+        &mut self,
+        now: u64,
+        to: usize,
+        mut buf: Vec<u8>,
+        len: usize,
+        pfc: Option<([u8; 6], MacControl)>,
+        lldp: Option<Box<truth::DcbTruth>>,
+    ) {
+        let egress = (now + HOP_NS).max(self.link_free[to]);
+        self.link_free[to] = egress + self.wire_ns(len as u32);
+        buf.truncate(self.opts.snaplen.min(buf.len()));
+        let out = Out {
+            iface: 0,
+            data: buf,
+            orig_len: len as u32,
+            tally: None,
+            pfc,
+            lldp,
+            then: None,
+            drop_after: false,
+        };
+        self.push(egress, Ev::Emit(Box::new(out)));
+    }
+
     fn tally_pfc(&mut self, ts: u64, src: [u8; 6], m: MacControl) {
         let mac = mac_name(src);
         let prios: Vec<(u8, u16)> = match m {
@@ -1741,20 +1767,7 @@ impl<'s> Sim<'s> {
                 };
                 let mut buf = Vec::with_capacity(60);
                 let len = frames::mac_control(&mut buf, src, m);
-                let egress = (now + HOP_NS).max(self.link_free[to]);
-                self.link_free[to] = egress + self.wire_ns(len as u32);
-                buf.truncate(self.opts.snaplen.min(buf.len()));
-                let out = Out {
-                    iface: 0,
-                    data: buf,
-                    orig_len: len as u32,
-                    tally: None,
-                    pfc: Some((src, m)),
-                    lldp: None,
-                    then: None,
-                    drop_after: false,
-                };
-                self.push(egress, Ev::Emit(Box::new(out)));
+                self.link_frame(now, to, buf, len, Some((src, m)), None);
                 st.step += 1;
                 // Refresh at half the pause time; pause again after `gap_ns`.
                 let half = quanta_to_ns(0xffff, self.opts.link_bps) / 2;
@@ -1784,27 +1797,15 @@ impl<'s> Sim<'s> {
                 };
                 let mut buf = Vec::new();
                 let len = frames::lldp(&mut buf, src, name, pfc, roce_priority);
-                let egress = (now + HOP_NS).max(self.link_free[to]);
-                self.link_free[to] = egress + self.wire_ns(len as u32);
-                buf.truncate(self.opts.snaplen.min(buf.len()));
-                let out = Out {
-                    iface: 0,
-                    data: buf,
-                    orig_len: len as u32,
-                    tally: None,
-                    pfc: None,
-                    lldp: Some(Box::new(truth::DcbTruth {
-                        src_mac: mac_name(src),
-                        name: name.to_string(),
-                        pfc_enabled: (0..8).filter(|p| pfc_enable >> p & 1 == 1).collect(),
-                        willing,
-                        roce_priorities: roce_priority.into_iter().collect(),
-                        frames: 0,
-                    })),
-                    then: None,
-                    drop_after: false,
+                let sender = truth::DcbTruth {
+                    src_mac: mac_name(src),
+                    name: name.to_string(),
+                    pfc_enabled: (0..8).filter(|p| pfc_enable >> p & 1 == 1).collect(),
+                    willing,
+                    roce_priorities: roce_priority.into_iter().collect(),
+                    frames: 0,
                 };
-                self.push(egress, Ev::Emit(Box::new(out)));
+                self.link_frame(now, to, buf, len, None, Some(Box::new(sender)));
                 st.step += 1;
                 let more = st.step < count;
                 self.aux[i].1 = st;
