@@ -317,7 +317,6 @@ pub(crate) struct Vcrc {
 }
 
 impl Vcrc {
-    #[cold]
     fn add(&mut self, s: IcrcStatus, icrc: Option<IcrcStatus>, number: u64) {
         match s {
             IcrcStatus::Ok => {
