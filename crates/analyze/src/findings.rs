@@ -1124,10 +1124,15 @@ fn dcb_findings(
         push(
             Severity::Warning,
             "dcbx.pfc_mismatch",
-            format!(
-                "{} different PFC priorities and none of them is willing to take its peer's: the two ends of a link pause different priorities",
-                count(fixed.len(), "LLDP sender advertises", "LLDP senders advertise")
-            ),
+            if fixed.len() == 2 {
+                "2 LLDP senders advertise different PFC priorities and neither is willing to take the other's: the two ends of a link pause different priorities".to_string()
+            } else {
+                format!(
+                    "{} LLDP senders that are not willing to take their peers' settings advertise {} different sets of PFC priorities: ends of one link pause different priorities, or the fabric is configured unevenly",
+                    fixed.len(),
+                    settings.len()
+                )
+            },
             fixed.iter().map(|(s, p)| format!("{}: PFC on {}, not willing", who(s), list(&p.enabled))).collect(),
             fixed.iter().map(|(s, _)| who(s)).collect(),
             fixed.iter().map(|(s, _)| s.first_frame).collect(),

@@ -169,3 +169,30 @@ fn senders_beyond_the_limit_are_counted() {
     assert_eq!(r["dcbx"]["senders"].as_array().unwrap().len(), 4096);
     assert_eq!(r["dcbx"]["untracked_frames"], 4);
 }
+
+/// Three senders (a mirror of several ports): two settings among them are still a mismatch,
+/// and the summary does not claim they are the two ends of one link.
+#[test]
+fn many_senders_with_two_settings() {
+    let r = analyse(
+        &[
+            lldp_frame(SWITCH, "leaf1", pfc(1 << 3, false), None),
+            lldp_frame(HOST, "host7", pfc(1 << 3, false), None),
+            lldp_frame([0x02, 0, 0, 0, 0, 3], "host8", pfc(1 << 4, false), None),
+        ],
+        false,
+    );
+    assert_eq!(codes(&r), ["dcbx.pfc_mismatch"]);
+    let f = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "dcbx.pfc_mismatch")
+        .unwrap();
+    let summary = f["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("3 LLDP senders") && summary.contains("2 different sets"),
+        "{summary}"
+    );
+    assert_eq!(f["frames"], serde_json::json!([1, 2, 3]));
+}
