@@ -2979,8 +2979,46 @@ mod tests {
         events.pop();
         events.extend([rc(2, 1, 0x30, 0x11, 101, 40), later(30 + S)]);
         assert_eq!(stalls(&events), None);
-        // Nothing on this connection was ever answered: no stall is claimed.
-        assert_eq!(stalls(&[send, later(30 + S)]), None);
+        // Nothing on this connection was ever answered: no stall is claimed, but no response.
+        assert_eq!(stalls(&[send.clone(), later(30 + S)]), None);
+        let mut an = Analyzer::new(Config::default());
+        [send, later(30 + S)].iter().for_each(|e| an.event(e));
+        let codes: Vec<String> = an.finish().findings.into_iter().map(|f| f.code).collect();
+        assert!(
+            codes.contains(&"transport.no_response".to_string()),
+            "{codes:?}"
+        );
+    }
+
+    /// A stall on a connection where the capture itself dropped packets (an ACK moved past a
+    /// PSN it never showed) says the missing answers may be the capture's.
+    #[test]
+    fn a_stall_where_the_capture_dropped_packets_says_so() {
+        const S: u64 = 1_000_000_000;
+        let mut an = Analyzer::new(Config::default());
+        let events = [
+            rc(1, 2, 0x30, 0x04, 100, 10),
+            rc(1, 2, 0x30, 0x04, 101, 11),
+            rc(1, 2, 0x30, 0x04, 103, 13),
+            rc(2, 1, 0x30, 0x11, 103, 20),
+            rc(1, 2, 0x30, 0x04, 104, 30),
+            rc(5, 6, 0x50, 0x04, 7, 30 + S),
+        ];
+        events.iter().for_each(|e| an.event(e));
+        let r = an.finish();
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.code == "transport.stall")
+            .expect("a stall");
+        assert!(
+            f.evidence
+                .iter()
+                .any(|e| e.ends_with("the capture itself dropped 1 packet on this connection")),
+            "{:?}",
+            f.evidence
+        );
+        assert!(f.advice.contains("the capture's own drops"), "{}", f.advice);
     }
 
     /// A PSN missing from the capture but acknowledged, with nothing NAKed or resent, was

@@ -142,6 +142,8 @@ struct Facts {
     unprotected: (usize, Named, BTreeSet<u8>),
     /// Priorities of RDMA data (RoCEv2, QPs above 1), and the flows on each.
     data_prios: BTreeMap<u8, (u64, Named)>,
+    /// Each flow's PSNs the capture dropped (see [`Analyzer::capture_dropped`]), by index.
+    flow_drops: Vec<u64>,
     /// Request flows per UDP source port: count and names.
     by_sport: BTreeMap<u16, (usize, Named)>,
 }
@@ -271,6 +273,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
         facts.add(&a.flows[i].key, &f, dropped[i]);
     }
     add(&mut totals.counters, &a.untracked);
+    facts.flow_drops = dropped;
     totals.vcrc = crate::report::Vcrc {
         ok: a.vcrc.ok,
         bad: a.vcrc.bad,
@@ -622,7 +625,8 @@ fn findings(
     // Stalls: requests of a connection whose other side answered before, still unanswered
     // long after (the capture goes on for at least `STALL_NS` past them).
     let mut stalled = (0usize, 0u64, Vec::new(), Vec::new(), Vec::new());
-    for f in &a.flows {
+    let mut sniffer_drops = 0;
+    for (fi, f) in a.flows.iter().enumerate() {
         let Some((n, (psn, oldest), frame)) = f.req.waiting() else {
             continue;
         };
@@ -631,12 +635,24 @@ fn findings(
         if age >= STALL_NS {
             stalled.0 += n;
             stalled.1 = stalled.1.max(age);
+            let drops = [fi, p]
+                .iter()
+                .filter_map(|&i| facts.flow_drops.get(i))
+                .sum::<u64>();
+            sniffer_drops += drops;
             if stalled.2.len() < NAMED {
                 let name = key_name(&f.key);
-                stalled.4.push(match a.flows[p].last_ack() {
+                let mut line = match a.flows[p].last_ack() {
                     Some(ack) => format!("{name}: oldest unanswered PSN {psn}, last ACK PSN {ack}"),
                     None => format!("{name}: oldest unanswered PSN {psn}, no ACK"),
-                });
+                };
+                if drops > 0 {
+                    line.push_str(&format!(
+                        "; the capture itself dropped {} on this connection",
+                        count(drops, "packet", "packets")
+                    ));
+                }
+                stalled.4.push(line);
                 stalled.2.push(name);
             }
             stalled.3.push(frame);
@@ -664,7 +680,14 @@ fn findings(
                 .collect(),
             flows,
             frames,
-            "The responder had answered on this connection before, then stopped. An RC requester retries and then moves the QP to the error state (IBV_WC_RETRY_EXC_ERR), so the application hangs or reconnects. Check the responder: its QP state, its out_of_sequence / packet_seq_err counters, a software responder's ACK generation (an ACK must carry the PSN of the request it acknowledges), and whether its packets reach this side (a firewall or ACL on UDP 4791 in one direction).",
+            &format!(
+                "The responder had answered on this connection before, then stopped. An RC requester retries and then moves the QP to the error state (IBV_WC_RETRY_EXC_ERR), so the application hangs or reconnects. Check the responder: its QP state, its out_of_sequence / packet_seq_err counters, a software responder's ACK generation (an ACK must carry the PSN of the request it acknowledges), and whether its packets reach this side (a firewall or ACL on UDP 4791 in one direction).{}",
+                if sniffer_drops > 0 {
+                    " This capture also dropped packets on the connection, so the missing answers may be the capture's own drops: confirm with the responder's counters or a capture without drops."
+                } else {
+                    ""
+                }
+            ),
         );
     }
     // Requests never answered at all: no ACK, NAK or READ response ever came back on the
