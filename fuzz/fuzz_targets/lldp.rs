@@ -8,5 +8,6 @@ fuzz_target!(|data: &[u8]| {
         let _ = p.tlvs().count();
         let _ = (p.sender().map(|s| s.to_string()), p.port().map(|s| s.to_string()));
         let _ = (p.ttl(), p.pfc(), p.ets(), p.cn(), p.app().count());
+        let _ = (p.any_pfc(), p.any_app().count(), p.cee_app().count());
     }
 });

@@ -268,10 +268,11 @@ pub struct Dcb {
     /// System name, else chassis ID.
     pub name: String,
     pub port: String,
+    /// From the IEEE PFC TLV, else from a CEE DCBX TLV.
     pub pfc: Option<PfcConfig>,
     pub ets: Option<EtsConfig>,
     pub cn: Option<CnConfig>,
-    /// Application Priority entries (the first 64).
+    /// Application Priority entries (the first 64; a CEE DCBX entry gives one per priority).
     pub app: Vec<AppEntry>,
 }
 
@@ -281,10 +282,10 @@ impl Dcb {
             src,
             name: l.sender().map(|s| s.to_string()).unwrap_or_default(),
             port: l.port().map(|p| p.to_string()).unwrap_or_default(),
-            pfc: l.pfc(),
+            pfc: l.any_pfc(),
             ets: l.ets(),
             cn: l.cn(),
-            app: l.app().take(64).collect(),
+            app: l.any_app().take(64).collect(),
         }
     }
 }

@@ -196,3 +196,32 @@ fn many_senders_with_two_settings() {
     );
     assert_eq!(f["frames"], serde_json::json!([1, 2, 3]));
 }
+
+/// A switch speaking CEE DCBX (the pre-standard TLV) is read in IEEE terms: its PFC map and
+/// willing bit, and each priority of an application entry's map.
+#[test]
+fn cee_dcbx_counts_as_dcb() {
+    use rdmascope_wire::lldp::{emit_cee_tlv, tlv, CeeApp, Tlv};
+    let mut f = lldp_frame(SWITCH, "leaf1", pfc(0, false), None);
+    // Keep the chassis, port, TTL and name; replace the IEEE PFC TLV and the end.
+    let mut at = 14;
+    while f[at] >> 1 != tlv::ORG {
+        at += 2 + usize::from(u16::from_be_bytes([f[at], f[at + 1]]) & 0x1ff);
+    }
+    f.resize(at + 64, 0);
+    let roce_v1 = CeeApp {
+        protocol: 0x8915,
+        selector: 0,
+        oui: 0,
+        priorities: 1 << 5,
+    };
+    at += emit_cee_tlv(&mut f[at..], false, 1 << 3, &[roce_v1]);
+    Tlv::emit_header(tlv::END, 0, &mut f[at..]);
+    f.truncate(at + 2);
+    let r = analyse(&[f], false);
+    let s = &r["dcbx"]["senders"][0];
+    assert_eq!(s["pfc"]["enabled"], serde_json::json!([3]), "{s}");
+    assert_eq!(s["pfc"]["willing"], false);
+    assert_eq!(s["roce_priorities"], serde_json::json!([5]));
+    assert_eq!(codes(&r), ["dcbx.roce_not_lossless"]);
+}

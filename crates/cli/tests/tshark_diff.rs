@@ -322,3 +322,121 @@ fn lldp_fields_equal_tshark() {
     eprintln!("compared {compared} LLDP field values with tshark");
     assert!(compared > 250, "too few LLDP values compared: {compared}");
 }
+
+/// CEE DCBX (the pre-standard TLV, OUI 00-1B-21), which the corpus lacks: LLDP frames built
+/// here with every PFC enable map, both willing bits and assorted application entries, decoded
+/// by tshark and by us. Ours gives the enable bits as one bitmap (tshark: `pfc.prio0`–`7`) and
+/// an application's priorities as one map (tshark: one `app.prio` per priority).
+#[test]
+fn cee_dcbx_equals_tshark() {
+    use rdmascope_wire::lldp::{emit_cee_tlv, tlv, CeeApp, Tlv};
+    let Some(tshark) = common::tshark() else {
+        return;
+    };
+    let frames: Vec<Vec<u8>> = (0..=255u8)
+        .map(|enable| {
+            let mut f = vec![0u8; 160];
+            f[..6].copy_from_slice(&[0x01, 0x80, 0xc2, 0x00, 0x00, 0x0e]);
+            f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, enable]);
+            f[12..14].copy_from_slice(&0x88ccu16.to_be_bytes());
+            let mut at = 14;
+            Tlv::emit_header(tlv::CHASSIS_ID, 7, &mut f[at..]);
+            f[at + 2] = 4;
+            f[at + 8] = enable;
+            at += 9;
+            Tlv::emit_header(tlv::PORT_ID, 5, &mut f[at..]);
+            f[at + 2] = 5;
+            f[at + 3..at + 7].copy_from_slice(b"eth1");
+            at += 7;
+            Tlv::emit_header(tlv::TTL, 2, &mut f[at..]);
+            f[at + 3] = 120;
+            at += 4;
+            let app = [
+                CeeApp {
+                    protocol: if enable % 2 == 0 { 0x8915 } else { 4791 },
+                    selector: enable % 2,
+                    oui: (u32::from(enable) * 0x1_0101) & 0xfc_ffff,
+                    priorities: enable.rotate_left(3),
+                },
+                CeeApp {
+                    protocol: 3260,
+                    selector: 1,
+                    oui: 0,
+                    priorities: 1 << (enable % 8),
+                },
+            ];
+            at += emit_cee_tlv(
+                &mut f[at..],
+                enable % 3 == 0,
+                enable,
+                &app[..1 + usize::from(enable % 2)],
+            );
+            Tlv::emit_header(tlv::END, 0, &mut f[at..]);
+            f.truncate(at + 2);
+            f
+        })
+        .collect();
+    let dir = common::tmp_dir("cee");
+    let path = dir.join("cee.pcap");
+    let mut pcap = Vec::new();
+    for v in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 1] {
+        if pcap.len() == 4 {
+            pcap.extend_from_slice(&2u16.to_le_bytes());
+            pcap.extend_from_slice(&4u16.to_le_bytes());
+            continue;
+        }
+        pcap.extend_from_slice(&v.to_le_bytes());
+    }
+    for (i, f) in frames.iter().enumerate() {
+        for v in [i as u32, 0, f.len() as u32, f.len() as u32] {
+            pcap.extend_from_slice(&v.to_le_bytes());
+        }
+        pcap.extend_from_slice(f);
+    }
+    std::fs::write(&path, &pcap).unwrap();
+    let mut columns = vec!["lldp.dcbx.feature.willing".to_string()];
+    columns.extend((0..8).map(|i| format!("lldp.dcbx.feature.pfc.prio{i}")));
+    for c in ["pfc.numtcs", "app.proto", "app.sf", "app.oui", "app.prio"] {
+        columns.push(format!("lldp.dcbx.feature.{c}"));
+    }
+    let text = tshark_fields(tshark, &path, &[], &columns);
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), frames.len(), "frame count");
+    let opts = DecodeOptions::default();
+    let int = |s: &str| match norm_tshark(s) {
+        Some(Norm::Int(v)) => Some(v),
+        _ => None,
+    };
+    let mut compared = 0;
+    for (i, (f, row)) in frames.iter().zip(&rows).enumerate() {
+        let frame = rdmascope_wire::Frame::decode(1, f, f.len() as u32, &opts);
+        let meta = RecordMeta {
+            number: i as u64 + 1,
+            ts_ns: 0,
+            interface: 0,
+        };
+        let ours = |name: &str| fields::get(&meta, &frame, name).map(norm_ours);
+        let bits = (0..8).fold(0, |acc, p| acc | int(row[1 + p]).unwrap_or(0) << p);
+        let theirs = [
+            ("lldp.dcbx.feature.willing", int(row[0])),
+            ("lldp.dcbx.feature.pfc.enable", Some(bits)),
+            ("lldp.dcbx.feature.pfc.numtcs", int(row[9])),
+            ("lldp.dcbx.feature.app.proto", int(row[10])),
+            ("lldp.dcbx.feature.app.sf", int(row[11])),
+            ("lldp.dcbx.feature.app.oui", int(row[12])),
+        ];
+        for (name, t) in theirs {
+            assert_eq!(ours(name), t.map(Norm::Int), "frame {}: {name}", i + 1);
+            compared += 1;
+        }
+        // tshark gives one `app.prio` per priority of the map; the first is its lowest bit.
+        let map = match ours("lldp.dcbx.feature.app.priomap") {
+            Some(Norm::Int(m)) => m,
+            other => panic!("frame {}: priority map {other:?}", i + 1),
+        };
+        let lowest = (map != 0).then(|| u128::from(map.trailing_zeros()));
+        assert_eq!(lowest, int(row[13]), "frame {}: app.prio", i + 1);
+        compared += 1;
+    }
+    assert_eq!(compared, 7 * 256);
+}

@@ -4,7 +4,7 @@
 
 use crate::ext::AethKind;
 use crate::frame::{DecodeError, Frame, LinkHeader, Other};
-use crate::lldp::LldpPacket;
+use crate::lldp::{cee, LldpPacket};
 use crate::macctl::MacControl;
 use crate::mad::{self, CmMessage};
 use crate::opcode::OpInfo;
@@ -618,6 +618,23 @@ fn lldp<'a>(l: &LldpPacket<&'a [u8]>, f: &mut dyn FnMut(&'static str, Value<'a>)
     if let Some(c) = l.cn() {
         f("lldp.ieee.802_1qau.cnpv", U(u64::from(c.cnpv)));
         f("lldp.ieee.802_1qau.ready", U(u64::from(c.ready)));
+    }
+    // CEE DCBX (pre-standard), by Wireshark's names: its PFC feature and first application.
+    if let Some((flags, _)) = l.cee(cee::PFC) {
+        f(
+            "lldp.dcbx.feature.willing",
+            Bool(flags & cee::FLAG_WILLING != 0),
+        );
+    }
+    if let Some(p) = l.cee_pfc() {
+        f("lldp.dcbx.feature.pfc.enable", U(u64::from(p.enable)));
+        f("lldp.dcbx.feature.pfc.numtcs", U(u64::from(p.cap)));
+    }
+    if let Some(a) = l.cee_app().next() {
+        f("lldp.dcbx.feature.app.proto", U(u64::from(a.protocol)));
+        f("lldp.dcbx.feature.app.sf", U(u64::from(a.selector)));
+        f("lldp.dcbx.feature.app.oui", U(u64::from(a.oui)));
+        f("lldp.dcbx.feature.app.priomap", U(u64::from(a.priorities)));
     }
     let mut n = 0u64;
     for (i, a) in l.app().enumerate() {

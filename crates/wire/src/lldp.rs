@@ -45,6 +45,25 @@ pub mod app_sel {
     pub const DSCP: u8 = 5;
 }
 
+/// The pre-standard CEE DCBX TLV (DCB Capability Exchange Protocol Base Specification 1.01):
+/// OUI 00-1B-21, subtype 2, holding sub-TLVs with the same 7-bit type / 9-bit length header.
+pub const OUI_CEE: [u8; 3] = [0x00, 0x1b, 0x21];
+pub const CEE_SUBTYPE: u8 = 2;
+
+/// CEE DCBX sub-TLV types.
+pub mod cee {
+    pub const CONTROL: u8 = 1;
+    pub const PRIORITY_GROUPS: u8 = 2;
+    pub const PFC: u8 = 3;
+    pub const APP: u8 = 4;
+    /// A feature sub-TLV's header after the type/length: operating and maximum version,
+    /// flags (enable, willing, error), subtype.
+    pub const FEATURE_HEADER_LEN: usize = 4;
+    pub const FLAG_ENABLE: u8 = 0x80;
+    pub const FLAG_WILLING: u8 = 0x40;
+    pub const FLAG_ERROR: u8 = 0x20;
+}
+
 /// TLV header length (type and length in 16 bits).
 pub const TLV_HEADER_LEN: usize = 2;
 /// OUI and subtype before an organizationally specific TLV's body.
@@ -225,6 +244,54 @@ impl<'a> LldpPacket<&'a [u8]> {
         CnConfig::parse(self.ieee(subtype::CN)?).ok()
     }
 
+    /// The CEE DCBX feature sub-TLV of type `ty` ([`cee`]): its flags and its configuration.
+    pub fn cee(&self, ty: u8) -> Option<(u8, &'a [u8])> {
+        let body = self
+            .all()
+            .filter_map(|t| t.org())
+            .find(|&(oui, s, _)| oui == OUI_CEE && s == CEE_SUBTYPE)
+            .map(|(_, _, body)| body)?;
+        let sub = Tlvs {
+            rest: body,
+            cut: false,
+        }
+        .find(|t| t.ty == ty)?;
+        let v = sub.value;
+        (v.len() >= cee::FEATURE_HEADER_LEN).then(|| (v[2], &v[cee::FEATURE_HEADER_LEN..]))
+    }
+
+    /// PFC from a CEE DCBX TLV, in IEEE terms: willing from the feature's flags, the capability
+    /// from its traffic classes, the enable bits as they are (bit n: priority n).
+    pub fn cee_pfc(&self) -> Option<PfcConfig> {
+        let (flags, c) = self.cee(cee::PFC)?;
+        Some(PfcConfig {
+            willing: flags & cee::FLAG_WILLING != 0,
+            mbc: false,
+            cap: *c.get(1)? & 0x0f,
+            enable: *c.first()?,
+        })
+    }
+
+    /// The entries of a CEE DCBX application sub-TLV.
+    pub fn cee_app(&self) -> impl Iterator<Item = CeeApp> + 'a {
+        self.cee(cee::APP)
+            .map(|(_, c)| c)
+            .unwrap_or_default()
+            .chunks_exact(CeeApp::LEN)
+            .filter_map(|c| CeeApp::parse(c).ok())
+    }
+
+    /// PFC from the IEEE TLV, else from a CEE DCBX one.
+    pub fn any_pfc(&self) -> Option<PfcConfig> {
+        self.pfc().or_else(|| self.cee_pfc())
+    }
+
+    /// The IEEE Application Priority entries, then the CEE ones in IEEE terms (one entry per
+    /// priority of a CEE entry's map).
+    pub fn any_app(&self) -> impl Iterator<Item = AppEntry> + 'a {
+        self.app().chain(self.cee_app().flat_map(|c| c.entries()))
+    }
+
     /// The entries of the first Application Priority TLV (a reserved octet, then 3 bytes each).
     pub fn app(&self) -> impl Iterator<Item = AppEntry> + 'a {
         self.ieee(subtype::APP)
@@ -270,6 +337,59 @@ pub fn text(b: &[u8]) -> Option<&str> {
     std::str::from_utf8(b)
         .ok()
         .filter(|s| !s.is_empty() && s.bytes().all(|c| c.is_ascii_graphic() || c == b' '))
+}
+
+/// One CEE DCBX application entry: `protocol` (an EtherType for selector 0, a TCP/UDP port for
+/// selector 1) on the priorities of the `priorities` bitmap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CeeApp {
+    pub protocol: u16,
+    /// 2 bits: 0 EtherType, 1 TCP/UDP port.
+    pub selector: u8,
+    /// 24 bits, the low 2 bits of its first octet zero (an OUI's are), zero for the
+    /// well-known protocols.
+    pub oui: u32,
+    /// Bit n: priority n.
+    pub priorities: u8,
+}
+
+impl CeeApp {
+    pub const LEN: usize = 6;
+
+    /// Protocol ID (2 bytes), the OUI with the 2-bit selector in the low bits of its first
+    /// octet, the priority map.
+    pub fn parse(b: &[u8]) -> Result<Self> {
+        let b = b.get(..Self::LEN).ok_or(Error::Truncated)?;
+        Ok(Self {
+            protocol: be16(b, 0),
+            selector: b[2] & 0x03,
+            oui: u32::from(b[2] & 0xfc) << 16 | u32::from(be16(b, 3)),
+            priorities: b[5],
+        })
+    }
+
+    pub fn emit(&self, b: &mut [u8]) {
+        put16(b, 0, self.protocol);
+        b[2] = (self.oui >> 16) as u8 & 0xfc | self.selector & 0x03;
+        put16(b, 3, self.oui as u16);
+        b[5] = self.priorities;
+    }
+
+    /// The entry in IEEE terms, one per priority of the map.
+    pub fn entries(self) -> impl Iterator<Item = AppEntry> {
+        let selector = if self.selector == 0 {
+            app_sel::ETHERTYPE
+        } else {
+            app_sel::TCP_SCTP_UDP_DCCP
+        };
+        (0..8u8)
+            .filter(move |p| self.priorities >> p & 1 == 1)
+            .map(move |priority| AppEntry {
+                priority,
+                selector,
+                protocol: self.protocol,
+            })
+    }
 }
 
 /// PFC Configuration (IEEE 802.1Q-2018 D.2.10): the priorities on which PFC is enabled.
@@ -419,6 +539,35 @@ impl AppEntry {
     }
 }
 
+/// Writes a CEE DCBX TLV (control, PFC and application sub-TLVs, versions 0) at the start
+/// of `b`; returns its length.
+pub fn emit_cee_tlv(b: &mut [u8], willing: bool, enable: u8, app: &[CeeApp]) -> usize {
+    let sub = |b: &mut [u8], ty: u8, len: usize| Tlv::emit_header(ty, len, b);
+    let mut at = TLV_HEADER_LEN + ORG_HEADER_LEN;
+    sub(&mut b[at..], cee::CONTROL, 10);
+    at += 12;
+    sub(&mut b[at..], cee::PFC, cee::FEATURE_HEADER_LEN + 2);
+    let flags = cee::FLAG_ENABLE | if willing { cee::FLAG_WILLING } else { 0 };
+    b[at + 2..at + 6].copy_from_slice(&[0, 0, flags, 0]);
+    b[at + 6] = enable;
+    b[at + 7] = 8;
+    at += 8;
+    sub(
+        &mut b[at..],
+        cee::APP,
+        cee::FEATURE_HEADER_LEN + CeeApp::LEN * app.len(),
+    );
+    b[at + 2..at + 6].copy_from_slice(&[0, 0, cee::FLAG_ENABLE, 0]);
+    for (i, e) in app.iter().enumerate() {
+        e.emit(&mut b[at + 6 + CeeApp::LEN * i..]);
+    }
+    at += 6 + CeeApp::LEN * app.len();
+    Tlv::emit_header(tlv::ORG, at - TLV_HEADER_LEN, b);
+    b[2..5].copy_from_slice(&OUI_CEE);
+    b[5] = CEE_SUBTYPE;
+    at
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,6 +648,32 @@ mod tests {
                 let _ = (p.chassis_id(), p.port_id(), p.ttl(), p.system_name());
                 let _ = (p.pfc(), p.ets(), p.cn(), p.app().count());
             }
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn cee_round_trip(
+            willing: bool,
+            enable: u8,
+            app in proptest::collection::vec(
+                (any::<u16>(), 0u8..4, (0u32..1 << 24).prop_map(|o| o & 0xfc_ffff), any::<u8>()),
+                0..10,
+            ),
+        ) {
+            let app: Vec<CeeApp> = app
+                .into_iter()
+                .map(|(protocol, selector, oui, priorities)| CeeApp { protocol, selector, oui, priorities })
+                .collect();
+            let mut b = vec![0u8; 512];
+            let n = emit_cee_tlv(&mut b, willing, enable, &app);
+            Tlv::emit_header(tlv::END, 0, &mut b[n..]);
+            let p = LldpPacket::new_checked(&b[..n + 2]).unwrap();
+            prop_assert_eq!(p.cee_pfc(), Some(PfcConfig { willing, mbc: false, cap: 8, enable }));
+            prop_assert_eq!(p.any_pfc(), p.cee_pfc());
+            prop_assert_eq!(p.cee_app().collect::<Vec<_>>(), app.clone());
+            let n_entries: u32 = app.iter().map(|a| a.priorities.count_ones()).sum();
+            prop_assert_eq!(p.any_app().count(), n_entries as usize);
         }
     }
 

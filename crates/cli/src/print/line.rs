@@ -414,11 +414,11 @@ fn lldp_summary(o: &mut Vec<u8>, l: &LldpPacket<&[u8]>) -> Result {
             v.join(",")
         }
     };
-    if let Some(p) = l.pfc() {
+    if let Some(p) = l.any_pfc() {
         let w = if p.willing { " (willing)" } else { "" };
         write!(o, ", PFC on {}{w}", prios(p.enable))?;
     }
-    for a in l.app() {
+    for a in l.any_app() {
         let proto = match a.selector {
             app_sel::ETHERTYPE => format!("ethertype 0x{:04x}", a.protocol),
             app_sel::TCP_SCTP => format!("tcp/{}", a.protocol),
