@@ -223,12 +223,17 @@ impl<'a> LldpPacket<&'a [u8]> {
         self.first(tlv::SYSTEM_NAME)
     }
 
-    /// The body of the first IEEE 802.1 TLV of `subtype`.
-    pub fn ieee(&self, subtype: u8) -> Option<&'a [u8]> {
+    /// The body of the first organizationally specific TLV of `oui` and `subtype`.
+    pub fn org(&self, oui: [u8; 3], subtype: u8) -> Option<&'a [u8]> {
         self.all()
             .filter_map(|t| t.org())
-            .find(|&(oui, s, _)| oui == OUI_8021 && s == subtype)
+            .find(|&(o, s, _)| o == oui && s == subtype)
             .map(|(_, _, body)| body)
+    }
+
+    /// The body of the first IEEE 802.1 TLV of `subtype`.
+    pub fn ieee(&self, subtype: u8) -> Option<&'a [u8]> {
+        self.org(OUI_8021, subtype)
     }
 
     pub fn pfc(&self) -> Option<PfcConfig> {
@@ -246,11 +251,7 @@ impl<'a> LldpPacket<&'a [u8]> {
 
     /// The CEE DCBX feature sub-TLV of type `ty` ([`cee`]): its flags and its configuration.
     pub fn cee(&self, ty: u8) -> Option<(u8, &'a [u8])> {
-        let body = self
-            .all()
-            .filter_map(|t| t.org())
-            .find(|&(oui, s, _)| oui == OUI_CEE && s == CEE_SUBTYPE)
-            .map(|(_, _, body)| body)?;
+        let body = self.org(OUI_CEE, CEE_SUBTYPE)?;
         let sub = Tlvs {
             rest: body,
             cut: false,
