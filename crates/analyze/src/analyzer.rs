@@ -138,11 +138,9 @@ pub struct Bth {
 pub struct Event {
     pub meta: PacketMeta,
     pub truncated: bool,
-    /// A MAC control frame (PFC or PAUSE) and its source MAC; rare, so boxed to keep events
-    /// small.
-    pub macctl: Option<Box<([u8; 6], MacControl)>>,
-    /// An LLDP frame's DCB settings; rare, so boxed.
-    pub lldp: Option<Box<Dcb>>,
+    /// A MAC control or LLDP frame; rare, so boxed, both kinds behind one pointer to keep
+    /// events small (every event crosses between the cores).
+    pub link: Option<Box<LinkFrame>>,
     /// TCP to or from port 18515 (perftest's out-of-band QP exchange).
     pub perftest: bool,
     /// ICMP "fragmentation needed" / ICMPv6 "packet too big".
@@ -214,12 +212,13 @@ impl Event {
         Self {
             meta,
             truncated: f.truncated,
-            macctl: f
-                .macctl
-                .map(|m| Box::new((f.eth.map(|e| e.src).unwrap_or_default(), m))),
-            lldp: f
-                .lldp()
-                .map(|l| Box::new(Dcb::new(f.eth.map(|e| e.src).unwrap_or_default(), &l))),
+            link: {
+                let src = f.eth.map(|e| e.src).unwrap_or_default();
+                f.macctl
+                    .map(|m| LinkFrame::MacControl(src, m))
+                    .or_else(|| f.lldp().map(|l| LinkFrame::Lldp(Dcb::new(src, &l))))
+                    .map(Box::new)
+            },
             perftest: matches!(other, Some(Other::Tcp { src_port, dst_port, .. }) if src_port == 18515 || dst_port == 18515),
             frag_needed: matches!(
                 other,
@@ -257,6 +256,15 @@ impl Event {
             },
         }
     }
+}
+
+/// A link-level frame the analysis follows, with its Ethernet source address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkFrame {
+    /// PFC or 802.3x PAUSE.
+    MacControl([u8; 6], MacControl),
+    /// LLDP and the DCB settings it advertises.
+    Lldp(Dcb),
 }
 
 /// What an LLDP frame says of its sender and of the DCB settings it advertises (IEEE 802.1Q
@@ -1868,14 +1876,11 @@ impl Analyzer {
             self.link_bps = m.if_speed;
         }
         // The rare kinds, tested at once (`|`, not `||`): most events are none of them.
-        if e.macctl.is_some() | e.lldp.is_some() | e.perftest | e.frag_needed | e.roce_fragment {
-            if let Some(&(src, mc)) = e.macctl.as_deref() {
-                self.pfc_frame(m, src, mc);
-                return;
-            }
-            if let Some(d) = e.lldp.as_deref() {
-                self.dcb_frame(m, d);
-                return;
+        if e.link.is_some() | e.perftest | e.frag_needed | e.roce_fragment {
+            match e.link.as_deref() {
+                Some(&LinkFrame::MacControl(src, mc)) => return self.pfc_frame(m, src, mc),
+                Some(LinkFrame::Lldp(d)) => return self.dcb_frame(m, d),
+                None => {}
             }
             self.perftest |= e.perftest;
             if e.frag_needed {
@@ -3305,7 +3310,7 @@ mod tests {
                         quanta,
                     }
                 };
-                e.macctl = Some(Box::new((src, mc)));
+                e.link = Some(Box::new(LinkFrame::MacControl(src, mc)));
             }
             a.event(&e);
         }

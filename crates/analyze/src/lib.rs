@@ -12,6 +12,6 @@ pub mod psn;
 mod quick;
 pub mod report;
 
-pub use analyzer::{Analyzer, Batch, Bth, Config, Event, Node, PacketMeta};
+pub use analyzer::{Analyzer, Batch, Bth, Config, Dcb, Event, LinkFrame, Node, PacketMeta};
 pub use findings::application;
 pub use report::Report;

@@ -365,8 +365,7 @@ fn transport(
     let Event {
         meta: e_meta,
         truncated: e_truncated,
-        macctl: e_macctl,
-        lldp: e_lldp,
+        link: e_link,
         perftest: e_perftest,
         frag_needed: e_frag_needed,
         roce_fragment: e_roce_fragment,
@@ -388,11 +387,8 @@ fn transport(
     } = e;
     *e_meta = meta;
     *e_truncated = h.truncated;
-    if e_macctl.is_some() {
-        *e_macctl = None;
-    }
-    if e_lldp.is_some() {
-        *e_lldp = None;
+    if e_link.is_some() {
+        *e_link = None;
     }
     *e_perftest = false;
     *e_frag_needed = false;

@@ -7,7 +7,7 @@
 use std::sync::LazyLock;
 
 use proptest::prelude::*;
-use rdmascope_analyze::{Analyzer, Batch, Bth, Config, Event, Node, PacketMeta};
+use rdmascope_analyze::{Analyzer, Batch, Bth, Config, Event, LinkFrame, Node, PacketMeta};
 use rdmascope_synth::{generate, GenOptions, Scenario, Sink};
 use rdmascope_wire::ext::Aeth;
 use rdmascope_wire::frame::Encap;
@@ -214,7 +214,8 @@ proptest! {
                         1 => MacControl::Pfc { enable, quanta },
                         _ => MacControl::Other { opcode: quanta[1] },
                     };
-                    e.macctl = Some(Box::new(((mac >> 8).to_be_bytes()[2..].try_into().unwrap(), m)));
+                    let src = (mac >> 8).to_be_bytes()[2..].try_into().unwrap();
+                    e.link = Some(Box::new(LinkFrame::MacControl(src, m)));
                     e.bth = None;
                     e.nodes = None;
                 }
