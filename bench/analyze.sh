@@ -82,7 +82,7 @@ printf 'cat FILE > /dev/null, same file:            %.3f s\n' "$cat_s"
 printf 'ratio analyze / tshark conv:                %.1fx\n' "$(echo "$ts_s / $an_s" | bc -l)"
 printf 'analyze speed as a fraction of cat:         %.3f (median of the run-by-run ratios: %.3f)\n' "$(echo "$cat_s / $an_s" | bc -l)" "$pair_ratio"
 printf 'analyze %s bytes full payload + ICRC:   %.3f s = %.2f GB/s\n' "$big_bytes" "$big_s" "$(echo "$big_bytes / $big_s / 1000000000" | bc -l)"
-printf 'analyze %s bytes InfiniBand + ICRC:        %.3f s = %.2f GB/s\n' "$ib_bytes" "$ib_s" "$(echo "$ib_bytes / $ib_s / 1000000000" | bc -l)"
+printf 'analyze %s bytes InfiniBand + ICRC + VCRC: %.3f s = %.2f GB/s\n' "$ib_bytes" "$ib_s" "$(echo "$ib_bytes / $ib_s / 1000000000" | bc -l)"
 printf 'peak RSS, mixed (new connections keep opening): 2M packets %d KB, 4M packets %d KB (+%.1f%%)\n' "$rss2" "$rss4" "$(echo "($rss4 - $rss2) * 100 / $rss2" | bc -l)"
 printf '  medians of %d runs each; ranges %s and %s KB\n' "${RSS_N:-15}" "$rng2" "$rng4"
 f2=$($bin analyze --json $m2 | grep -c '"dest_qp"')
