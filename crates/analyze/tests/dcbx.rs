@@ -81,6 +81,16 @@ fn codes(r: &Value) -> Vec<String> {
     v
 }
 
+/// The report's finding of `code`.
+fn finding<'a>(r: &'a Value, code: &str) -> &'a Value {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} finding"))
+}
+
 const SWITCH: [u8; 6] = [0x02, 0, 0, 0, 0, 1];
 const HOST: [u8; 6] = [0x02, 0, 0, 0, 0, 2];
 
@@ -129,12 +139,7 @@ fn ends_that_disagree_roce_off_pfc_and_data_off_pfc_are_found() {
         false,
     );
     assert_eq!(codes(&r), ["dcbx.pfc_mismatch", "dcbx.roce_not_lossless"]);
-    let f = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "dcbx.pfc_mismatch")
-        .unwrap();
+    let f = finding(&r, "dcbx.pfc_mismatch");
     assert_eq!(f["frames"], serde_json::json!([1, 2]));
     let ev = f["evidence"].to_string();
     assert!(
@@ -183,12 +188,7 @@ fn many_senders_with_two_settings() {
         false,
     );
     assert_eq!(codes(&r), ["dcbx.pfc_mismatch"]);
-    let f = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "dcbx.pfc_mismatch")
-        .unwrap();
+    let f = finding(&r, "dcbx.pfc_mismatch");
     let summary = f["summary"].as_str().unwrap();
     assert!(
         summary.starts_with("3 LLDP senders") && summary.contains("2 different sets"),
