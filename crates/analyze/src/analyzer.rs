@@ -1143,6 +1143,10 @@ pub(crate) struct FlowState {
     pub first_ts: u64,
     pub mac_changes: u64,
     pub cited: Cited,
+    /// [`Analyzer::requester_of`] found no requester for this flow at its node pair's
+    /// [`PairFlows::gen`] `missed_gen - 1` (0: never missed), and skipped `missed` calls since.
+    missed_gen: u32,
+    missed: u32,
     /// What `ecn` and `icrc` carried past 32 bits (ECN first, then ICRC): a flow reaches
     /// 2^32 packets only in the longest captures, so the eight words are boxed.
     wide: Option<Box<[u64; 8]>>,
@@ -1178,6 +1182,8 @@ impl FlowState {
             tput: Series::default(),
             class: 0,
             cited: Cited::default(),
+            missed_gen: 0,
+            missed: 0,
         }
     }
 
@@ -1320,6 +1326,15 @@ pub(crate) struct PfcState {
     pub full_ns: u64,
 }
 
+/// The flows from one node to another.
+#[derive(Debug, Default)]
+struct PairFlows {
+    flows: Vec<usize>,
+    /// Changes when a flow joins `flows` or one of them carries its first request: only then
+    /// can a requester that was not found among them be found (see [`Analyzer::requester_of`]).
+    gen: u32,
+}
+
 /// The analyzer: feed it packets, then call [`Analyzer::finish`].
 pub struct Analyzer {
     pub(crate) flows: Vec<FlowState>,
@@ -1327,9 +1342,12 @@ pub struct Analyzer {
     /// Direct-mapped cache in front of `index` (flow index + 1, 0 for none; the key is checked
     /// in the flow): most packets belong to a few busy flows.
     cache: Vec<u32>,
-    by_pair: HashMap<(Node, Node), Vec<usize>>,
+    by_pair: HashMap<(Node, Node), PairFlows>,
     pub(crate) cm: Vec<CmConn>,
     cm_index: HashMap<(Node, u32), usize>,
+    /// Scans of a node pair's flows for a requester (tests hold them to a few a flow).
+    #[cfg(test)]
+    scans: u64,
     cm_peer: HashMap<(Node, u32), (Node, u32)>,
     cm_class: HashMap<(Node, u32), u8>,
     /// [`Kind`] by opcode.
@@ -1674,6 +1692,8 @@ impl Analyzer {
             by_pair: HashMap::default(),
             cm: Vec::new(),
             cm_index: HashMap::default(),
+            #[cfg(test)]
+            scans: 0,
             cm_peer: HashMap::default(),
             cm_class: HashMap::default(),
             kinds: std::array::from_fn(|op| Kind::of(OpInfo::of(op as u8))),
@@ -1781,7 +1801,9 @@ impl Analyzer {
                 }
                 self.flows.push(FlowState::new(key, ts));
                 self.index.insert(&self.flows, i);
-                self.by_pair.entry((key.0, key.1)).or_default().push(i);
+                let p = self.by_pair.entry((key.0, key.1)).or_default();
+                p.flows.push(i);
+                p.gen = p.gen.wrapping_add(1);
                 i
             }
         };
@@ -1946,7 +1968,15 @@ impl Analyzer {
             }
         }
         match self.kinds[usize::from(bth.opcode)] {
-            Kind::Request => Self::request(fl, &mut self.tl, m, e, bth, info, v2),
+            Kind::Request => {
+                let first = !fl.is_request_flow;
+                Self::request(fl, &mut self.tl, m, e, bth, info, v2);
+                if first {
+                    if let Some(p) = self.by_pair.get_mut(&(nodes.0, nodes.1)) {
+                        p.gen = p.gen.wrapping_add(1);
+                    }
+                }
+            }
             Kind::Cnp => self.cnp(m, fi),
             Kind::Ack => self.ack(m, fi, e, bth),
             Kind::ReadResponse => self.read_response(m, fi, e, bth, info.op),
@@ -2165,7 +2195,23 @@ impl Analyzer {
             }
             c
         } else {
-            let list = self.by_pair.get(&(dst, src))?;
+            let pair = self.by_pair.get(&(dst, src))?;
+            let f = &mut self.flows[fi];
+            // A scan that found nothing is repeated only when the candidates changed, or after
+            // 1, 2, 4, … and then every 4,096 skipped calls (a candidate's PSNs may come into
+            // range): ACKs whose requests the capture lacks (a mirror that sees one direction of
+            // some QPs, ECMP) would otherwise scan every flow of the pair, each of them.
+            if psn.is_some() && f.missed_gen == pair.gen.wrapping_add(1) {
+                f.missed = f.missed.wrapping_add(1);
+                if !(f.missed.is_power_of_two() || f.missed % 4096 == 0) {
+                    return None;
+                }
+            }
+            #[cfg(test)]
+            {
+                self.scans += 1;
+            }
+            let list = &pair.flows;
             let mut best: Option<(i64, usize)> = None;
             for &c in list {
                 let Some(h) = self.flows[c].req.highest() else {
@@ -2180,6 +2226,14 @@ impl Analyzer {
                 };
                 if (d < (1 << 20) || psn.is_none()) && best.is_none_or(|(bd, _)| d < bd) {
                     best = Some((d, c));
+                }
+            }
+            if best.is_none() && psn.is_some() {
+                let f = &mut self.flows[fi];
+                let gen = pair.gen.wrapping_add(1);
+                if f.missed_gen != gen {
+                    f.missed_gen = gen;
+                    f.missed = 0;
                 }
             }
             best.map(|b| b.1)
@@ -2314,7 +2368,7 @@ impl Analyzer {
         // The CNP goes to the reaction point: the sender of the marked traffic.
         let req = self.requester_of(fi, None).or_else(|| {
             let (src, dst, _) = self.flows[fi].key;
-            let list = self.by_pair.get(&(dst, src))?;
+            let list = &self.by_pair.get(&(dst, src))?.flows;
             list.iter()
                 .copied()
                 .filter_map(|c| Some((self.flows[c].req.live_ref()?.ce_pending?, c)))
@@ -2946,6 +3000,37 @@ mod tests {
         };
         assert_eq!(lat("10.0.0.2", 0x30), Some((1, 10)));
         assert_eq!(lat("10.0.0.3", 0x40), Some((1, 15)));
+    }
+
+    /// ACKs that answer no request in the capture look for their requester rarely: again when a
+    /// flow joins the node pair or carries its first request, else after 1, 2, 4, … skipped
+    /// ACKs; so ACKs that come before their requests still pair with them at once.
+    #[test]
+    fn acks_without_requests_look_for_them_rarely() {
+        let mut an = Analyzer::new(Config::default());
+        an.event(&rc(1, 2, 0x50, 0x04, 9_000_000, 1)); // far from every ACK's PSN
+        for ts in 2..1002 {
+            an.event(&rc(2, 1, 0x20, 0x11, 100, ts)); // answers nothing captured
+        }
+        // The first, then after 1, 2, 4, … 512 skipped ACKs.
+        assert_eq!(an.scans, 11);
+        // A flow from node 1 to node 2 that carries no request yet (a CNP), then its request.
+        an.event(&rc(1, 2, 0x30, 0x81, 0, 1010));
+        an.event(&rc(2, 1, 0x20, 0x11, 100, 1011));
+        an.event(&rc(1, 2, 0x30, 0x04, 101, 1020));
+        an.event(&rc(2, 1, 0x20, 0x11, 101, 1024)); // its ACK pairs the two flows
+        for ts in 1030..1100 {
+            an.event(&rc(2, 1, 0x20, 0x11, 101, ts));
+        }
+        // The CNP's (it looks for the flow it throttles), one at the new flow, one at the request.
+        assert_eq!(an.scans, 14);
+        let r = an.finish();
+        let f = r
+            .flows
+            .iter()
+            .find(|f| f.dst == "10.0.0.2" && f.dest_qp == 0x30);
+        let lat = f.map(|f| (f.ack_latency_ns.count, f.ack_latency_ns.max));
+        assert_eq!(lat, Some((1, 4)));
     }
 
     /// A connection stalls when a request waits for its ACK at least a second while the
