@@ -52,20 +52,30 @@ fn analyze(path: &std::path::Path, extra: &[&str]) -> Value {
 
 /// `gen --scenario SCENARIO --packets N` written to `dir/name`.
 fn generated(dir: &std::path::Path, name: &str, scenario: &str, n: u32) -> std::path::PathBuf {
+    generated_with(dir, name, scenario, n, &[])
+}
+
+/// [`generated`] with further `gen` options.
+fn generated_with(
+    dir: &std::path::Path,
+    name: &str,
+    scenario: &str,
+    n: u32,
+    extra: &[&str],
+) -> std::path::PathBuf {
     let cap = dir.join(name);
     let o = bin()
-        .args([
-            "gen",
-            "--scenario",
-            scenario,
-            "--packets",
-            &n.to_string(),
-            "-o",
-        ])
+        .args(["gen", "--scenario", scenario, "--packets", &n.to_string()])
+        .args(extra)
+        .arg("-o")
         .arg(&cap)
         .output()
         .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "gen {name}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     cap
 }
 
@@ -215,30 +225,10 @@ fn every_scenario_matches_its_ground_truth() {
             } else {
                 "pcap"
             };
-            let cap = d.join(format!("{name}.{ext}"));
             let truth = d.join(format!("{name}.json"));
-            let o = bin()
-                .args([
-                    "gen",
-                    "--scenario",
-                    scenario,
-                    "--packets",
-                    "30000",
-                    "--seed",
-                    "5",
-                ])
-                .args(*extra)
-                .arg("-o")
-                .arg(&cap)
-                .arg("--truth")
-                .arg(&truth)
-                .output()
-                .unwrap();
-            assert!(
-                o.status.success(),
-                "gen {name}: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
+            let truth_arg = truth.to_str().unwrap();
+            let opts = [&["--seed", "5", "--truth", truth_arg], *extra].concat();
+            let cap = generated_with(&d, &format!("{name}.{ext}"), scenario, 30000, &opts);
             let t: Value = serde_json::from_str(&std::fs::read_to_string(&truth).unwrap()).unwrap();
             let r = analyze(&cap, &[]);
             compare(&name, &t, &r);
