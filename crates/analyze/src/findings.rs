@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rdmascope_wire::frame::Encap;
 use rdmascope_wire::mad;
 use rdmascope_wire::Transport;
 
@@ -146,9 +147,42 @@ struct Facts {
     flow_drops: Vec<u64>,
     /// Request flows per UDP source port: count and names.
     by_sport: BTreeMap<u16, (usize, Named)>,
+    /// RoCEv1 flows: count, packets, names.
+    v1: (usize, u64, Named),
+    /// (source host, destination host) of the RoCEv1 and of the RoCEv2 flows ([`host`]).
+    v1_pairs: BTreeSet<(Node, Node)>,
+    v2_pairs: BTreeSet<(Node, Node)>,
+}
+
+/// A node as a host: an IPv4-mapped GID (RoCEv1's GRH, IPv6 RoCEv2) as its IPv4 address, so a
+/// host's RoCEv1 and RoCEv2 traffic meet.
+fn host(n: Node) -> Node {
+    match n {
+        Node::Gid(g) if g[..12] == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] => {
+            Node::V4([g[12], g[13], g[14], g[15]])
+        }
+        n => n,
+    }
 }
 
 impl Facts {
+    /// Notes the encapsulation of the flow whose key is `key` (its last packet's).
+    fn add_encap(&mut self, key: &(Node, Node, u32), encap: Option<Encap>, f: &report::Flow) {
+        let pair = (host(key.0), host(key.1));
+        match encap {
+            Some(Encap::RoceV1) => {
+                self.v1.0 += 1;
+                self.v1.1 += f.counters.packets;
+                self.v1.2.add_if(true, f);
+                self.v1_pairs.insert(pair);
+            }
+            Some(Encap::RoceV2) => {
+                self.v2_pairs.insert(pair);
+            }
+            _ => {}
+        }
+    }
+
     /// Adds the flow whose key is `key` and whose report is `f`; `acked` of its missing PSNs
     /// were acknowledged (see [`Analyzer::capture_dropped`]): then the capture dropped packets
     /// of this flow, and its missing PSNs after the last ACK seen are taken for the same.
@@ -271,6 +305,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
             *sizes.entry(k).or_default() += v;
         }
         facts.add(&a.flows[i].key, &f, dropped[i]);
+        facts.add_encap(&a.flows[i].key, a.flows[i].encap, &f);
     }
     add(&mut totals.counters, &a.untracked);
     facts.flow_drops = dropped;
@@ -1007,6 +1042,35 @@ fn findings(
             named.0.clone(),
             vec![],
             "RoCEv2 takes its entropy from the UDP source port. With one port for every QP, all flows between two racks share one ECMP path and the others idle. Let the NIC derive the source port per QP (the Linux default, from the flow label) and check nothing rewrites it.",
+        );
+    }
+    if facts.v1.0 > 0 {
+        let (flows, packets, named) = &facts.v1;
+        // Hosts that send RoCEv1 one way and receive RoCEv2 the other.
+        let mixed: Vec<String> = facts
+            .v1_pairs
+            .iter()
+            .filter(|(s, d)| facts.v2_pairs.contains(&(*d, *s)))
+            .map(|(s, d)| format!("{s} sends RoCEv1 to {d}, which sends RoCEv2 back"))
+            .collect();
+        let mut evidence = vec![format!(
+            "{} of RoCEv1 (EtherType 0x8915, GRH) in {}",
+            count(*packets, "packet", "packets"),
+            count(*flows, "flow", "flows")
+        )];
+        evidence.extend(mixed.iter().take(5).cloned());
+        push(
+            if mixed.is_empty() { Severity::Info } else { Severity::Warning },
+            "roce.v1",
+            if mixed.is_empty() {
+                format!("{} RoCEv1, which routers cannot forward", count(*flows, "flow is", "flows are"))
+            } else {
+                format!("The two ends of {} send different RoCE versions", count(mixed.len(), "node pair", "node pairs"))
+            },
+            evidence,
+            named.0.clone(),
+            vec![],
+            "RoCEv1 carries the InfiniBand GRH straight over Ethernet: no IP header, so it stays within one L2 domain and no switch can ECN-mark it for congestion control. The GID index a QP is given selects the version (its type is in /sys/class/infiniband/<dev>/ports/<port>/gid_attrs/types/<index>, or show_gids): give both ends the index of the RoCE v2 entry for the same address (perftest -x, NCCL_IB_GID_INDEX, RDMA-CM's default_roce_mode in configfs).",
         );
     }
     let rejects: Vec<&crate::analyzer::CmConn> =

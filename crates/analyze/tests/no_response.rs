@@ -1,69 +1,19 @@
 //! A connection whose responder never answers (UDP 4791 filtered one way, a wrong GID or QPN):
 //! the requester's requests wait and are retried, and nothing comes back.
 
-use rdmascope_analyze::{Analyzer, Config, Event, PacketMeta};
-use rdmascope_synth::{generate, GenOptions, Scenario, Sink};
-use rdmascope_wire::link::linktype;
-use rdmascope_wire::opcode::{OpInfo, Operation};
-use rdmascope_wire::DecodeOptions;
+mod common;
+
+use common::{clean_events, is_answer};
+use rdmascope_analyze::Event;
 use serde_json::Value;
-
-struct Eth(Vec<(u64, Vec<u8>)>);
-
-impl Sink for Eth {
-    fn frame(&mut self, iface: u32, ts: u64, _: u32, data: &[u8]) -> std::io::Result<()> {
-        if iface == 0 {
-            self.0.push((ts, data.to_vec()));
-        }
-        Ok(())
-    }
-}
 
 /// The `clean` scenario's events, those `keep` accepts.
 fn events(keep: impl Fn(&Event) -> bool) -> Vec<Event> {
-    let mut eth = Eth(Vec::new());
-    let o = GenOptions {
-        scenario: Scenario::Clean,
-        packets: Some(2000),
-        ..GenOptions::default()
-    };
-    generate(&o, &mut eth).expect("scenario");
-    let opts = DecodeOptions::default();
-    eth.0
-        .iter()
-        .enumerate()
-        .map(|(n, (ts, d))| {
-            let meta = PacketMeta {
-                number: n as u64 + 1,
-                ts_ns: *ts,
-                orig_len: d.len() as u32,
-                if_speed: None,
-            };
-            Event::decode(meta, linktype::ETHERNET, d, d.len() as u32, &opts)
-        })
-        .filter(keep)
-        .collect()
-}
-
-fn is_answer(e: &Event) -> bool {
-    e.bth.is_some_and(|b| {
-        let op = OpInfo::of(b.opcode).op;
-        op == Operation::Acknowledge || op.is_response()
-    })
+    clean_events().into_iter().filter(keep).collect()
 }
 
 fn finding(evs: &[Event]) -> Option<Value> {
-    let mut a = Analyzer::new(Config::default());
-    for e in evs {
-        a.event(e);
-    }
-    let r = serde_json::to_value(a.finish()).expect("report serialises");
-    r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "transport.no_response")
-        .cloned()
+    common::finding(evs, "transport.no_response")
 }
 
 #[test]

@@ -79,6 +79,16 @@ fn generated_with(
     cap
 }
 
+/// The findings of `report` whose code is `code`.
+fn with_code<'a>(report: &'a Value, code: &str) -> Vec<&'a Value> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == code)
+        .collect()
+}
+
 fn codes(report: &Value) -> BTreeSet<String> {
     report["findings"]
         .as_array()
@@ -441,12 +451,7 @@ fn real_captures() {
         // The custom responder acknowledges the last SEND with PSN 0xffffff (frame 148), so
         // that SEND (frame 147) is never acknowledged while the capture runs on for 146 s.
         // Only that capture stalls.
-        let stall: Vec<&Value> = r["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| f["code"] == "transport.stall")
-            .collect();
+        let stall = with_code(&r, "transport.stall");
         if name.contains("stall") {
             assert_eq!(stall.len(), 1, "{name}");
             assert_eq!(stall[0]["frames"], serde_json::json!([147]), "{name}");
@@ -479,6 +484,19 @@ fn real_captures() {
                 !codes_here.contains("transport.loss"),
                 "{name}: {codes_here:?}"
             );
+        }
+        // Only the RoCEv1 capture is RoCEv1: an info finding, both ends on v1.
+        let v1 = with_code(&r, "roce.v1");
+        if name.starts_with("rocev1") {
+            assert_eq!(v1.len(), 1, "{name}");
+            assert_eq!(v1[0]["severity"], "info", "{name}");
+            assert_eq!(
+                v1[0]["evidence"],
+                serde_json::json!(["2468 packets of RoCEv1 (EtherType 0x8915, GRH) in 32 flows"]),
+                "{name}"
+            );
+        } else {
+            assert!(v1.is_empty(), "{name}: {v1:?}");
         }
         if name.contains("perftest") {
             assert!(
