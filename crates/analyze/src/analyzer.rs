@@ -101,6 +101,12 @@ pub struct Config {
 /// flow state at 1.4 KB a flow.
 pub const DEFAULT_MAX_FLOWS: usize = 1 << 18;
 
+/// Candidate flows that requester searches may examine before any packet is fed, and per packet
+/// fed (see [`Analyzer::may_search`]): a second or two of searching, then well under a
+/// microsecond a packet.
+const SEARCH_BASE: u64 = 1 << 28;
+const SEARCH_PER_PACKET: u64 = 64;
+
 /// The slowest and fastest `if_speed` believed (1 Mb/s and 100 Tb/s, as `--link-speed`):
 /// beyond them, a capture's interface speed is damaged or a placeholder, and the pause times
 /// would be absurd.
@@ -1366,6 +1372,12 @@ pub struct Analyzer {
     pub(crate) untracked: report::Counters,
     /// CM REQs (and REJs without one) of connections beyond `max_flows`, not recorded.
     pub(crate) cm_untracked: u64,
+    /// Candidate flows examined by requester searches so far (see [`Analyzer::may_search`]),
+    /// and the searches not made because they did not fit.
+    searched: u64,
+    pub(crate) searches_skipped: u64,
+    /// [`SEARCH_BASE`], smaller in tests.
+    search_base: u64,
     /// `--link-speed`, else the first `if_speed` in [`IF_SPEEDS`] in the capture.
     pub(crate) link_bps: Option<u64>,
     /// `link_bps` came from the configuration: it overrides every interface's `if_speed`.
@@ -1706,6 +1718,9 @@ impl Analyzer {
             max_flows: cfg.max_flows.unwrap_or(DEFAULT_MAX_FLOWS),
             untracked: report::Counters::default(),
             cm_untracked: 0,
+            searched: 0,
+            searches_skipped: 0,
+            search_base: SEARCH_BASE,
             fragments: (0, Vec::new()),
             frag_needed: (0, Vec::new()),
             perftest: false,
@@ -2207,6 +2222,10 @@ impl Analyzer {
                     return None;
                 }
             }
+            if !self.may_search(pair.flows.len()) {
+                return None;
+            }
+            let pair = self.by_pair.get(&(dst, src))?;
             #[cfg(test)]
             {
                 self.scans += 1;
@@ -2244,6 +2263,25 @@ impl Analyzer {
             self.flows[c].set_peer(fi);
         }
         Some(c)
+    }
+
+    /// Whether a search of `n` candidate flows for a requester may be made, charging it if so.
+    /// Searches may examine [`SEARCH_BASE`] flows and [`SEARCH_PER_PACKET`] more a packet fed:
+    /// a node pair with tens of thousands of flows that never pair (one direction of very many
+    /// QPs, or damaged or forged packets), each ACK or CNP on a new one, would otherwise make
+    /// the pass quadratic. Real captures stay far inside it; one that does not gets the
+    /// finding `capture.search_limit`.
+    fn may_search(&mut self, n: usize) -> bool {
+        let allowed = SEARCH_PER_PACKET
+            .saturating_mul(self.capture.packets)
+            .saturating_add(self.search_base);
+        let n = n as u64;
+        if self.searched.saturating_add(n) > allowed {
+            self.searches_skipped += 1;
+            return false;
+        }
+        self.searched += n;
+        true
     }
 
     fn ack(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: Bth) {
@@ -2366,8 +2404,13 @@ impl Analyzer {
             rs.last_cnp = Some(ts);
         }
         // The CNP goes to the reaction point: the sender of the marked traffic.
+        let skipped = self.searches_skipped;
         let req = self.requester_of(fi, None).or_else(|| {
             let (src, dst, _) = self.flows[fi].key;
+            let n = self.by_pair.get(&(dst, src))?.flows.len();
+            if !self.may_search(n) {
+                return None;
+            }
             let list = &self.by_pair.get(&(dst, src))?.flows;
             list.iter()
                 .copied()
@@ -2375,6 +2418,8 @@ impl Analyzer {
                 .min_by_key(|&(t, _)| t)
                 .map(|(_, c)| c)
         });
+        // One CNP counts once, whether one or both of its searches were skipped.
+        self.searches_skipped = self.searches_skipped.min(skipped + 1);
         if let Some(r) = req {
             if let Some(t) = self.flows[r].req.live().and_then(|q| q.ce_pending.take()) {
                 record(
@@ -3031,6 +3076,37 @@ mod tests {
             .find(|f| f.dst == "10.0.0.2" && f.dest_qp == 0x30);
         let lat = f.map(|f| (f.ack_latency_ns.count, f.ack_latency_ns.max));
         assert_eq!(lat, Some((1, 4)));
+    }
+
+    /// Requester searches are budgeted: requests on ever new QPs from node 1 to node 2, each
+    /// answered by an ACK (then a CNP) on a new QP that matches none of them, would make every
+    /// answer search all the flows before it. The budget (made 64 times smaller here) stops
+    /// that, says so, and is not felt by a few thousand such answers.
+    #[test]
+    fn requester_searches_stay_within_their_budget() {
+        let run = |n: u32, opcode: u8| {
+            let mut an = Analyzer::new(Config::default());
+            an.search_base = 1 << 22;
+            for i in 0..n {
+                let ts = u64::from(i) * 2;
+                an.event(&rc(1, 2, 0x1000 + i, 0x04, i * 8, ts));
+                an.event(&rc(2, 1, 0x80_0000 + i, opcode, 0x80_0000 + i * 8, ts + 1));
+            }
+            assert!(an.searched <= an.search_base + SEARCH_PER_PACKET * an.capture.packets);
+            let skipped = an.searches_skipped;
+            let r = an.finish();
+            let found = r.findings.iter().any(|f| f.code == "capture.search_limit");
+            assert_eq!(found, skipped > 0);
+            assert_eq!(r.capture.skipped_searches, skipped);
+            skipped
+        };
+        for opcode in [0x11, 0x81] {
+            assert_eq!(run(2_000, opcode), 0);
+            // Searching all would examine 200 million flows; about 3,000 answers search them
+            // before the budget is spent, then one in a few dozen.
+            let skipped = run(20_000, opcode);
+            assert!((15_000..18_000).contains(&skipped), "{skipped}");
+        }
     }
 
     /// A connection stalls when a request waits for its ACK at least a second while the

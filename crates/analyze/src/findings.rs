@@ -470,6 +470,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
     capture.link_bps = link;
     capture.untracked_packets = a.untracked.packets;
     capture.untracked_cm = a.cm_untracked;
+    capture.skipped_searches = a.searches_skipped;
     let findings = findings(&a, facts, &totals, &connections, &pfc, &dcbx, &capture);
     let timeline = timeline(&a, sizes);
     Report {
@@ -1145,6 +1146,20 @@ fn findings(
             vec![],
             vec![],
             "Their opcodes, ECN, ICRC, CNPs and NAKs are counted; PSNs, retransmissions, ACK latency, messages and the connections of the CM requests are not. A capture where nearly every packet starts a new flow or connection is usually not RDMA (another protocol on UDP 4791, or damaged bytes). Otherwise raise --max-flows (about 1.4 KB of memory a flow) or cut the capture to the hosts of interest.",
+        );
+    }
+    if cap.skipped_searches > 0 {
+        push(
+            Severity::Warning,
+            "capture.search_limit",
+            format!(
+                "{} not matched to a requester: node pairs hold too many flows that never pair to search them all",
+                count(cap.skipped_searches, "ACK, NAK, READ response or CNP was", "ACKs, NAKs, READ responses or CNPs were"),
+            ),
+            vec![format!("capture.skipped_searches = {}, flows = {}", cap.skipped_searches, a.flows.len())],
+            vec![],
+            vec![],
+            "Without CM, an answer finds its requester by searching the flows of its node pair, and the searches may examine about 270 million flows in all plus 64 a packet: thousands of flows that never pair, with answers on ever new flows or many CNPs, would make the pass quadratic. Their ACK and READ latency, CE-to-CNP times, rates around CNPs and retransmission triggers are incomplete. Such a capture usually holds one direction of very many QPs, or damaged or forged packets: capture both directions, or cut it to the QPs of interest.",
         );
     }
     if pfc.untracked_frames > 0 {

@@ -313,6 +313,9 @@ pub struct Capture {
     pub untracked_packets: u64,
     /// CM connections beyond as many as flows are analysed: requested, not recorded.
     pub untracked_cm: u64,
+    /// ACKs, NAKs, READ responses and CNPs whose requester was not searched for: the searches'
+    /// budget was spent (finding `capture.search_limit`).
+    pub skipped_searches: u64,
 }
 
 /// Totals over every flow.
