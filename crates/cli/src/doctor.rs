@@ -311,12 +311,18 @@ fn exit_code(findings: &[Finding]) -> std::process::ExitCode {
 
 fn nccl(logs: &[String], json: bool) -> Result<std::process::ExitCode> {
     use anyhow::Context;
-    let mut files = Vec::new();
+    // Line by line: the logs of a large job run to gigabytes.
+    let mut p = rdmascope_doctor::nccl::Parser::default();
+    let mut buf = Vec::new();
     for l in logs {
-        let bytes = std::fs::read(l).with_context(|| format!("cannot read {l}"))?;
-        files.push((l.clone(), String::from_utf8_lossy(&bytes).into_owned()));
+        let f = std::fs::File::open(l).with_context(|| format!("cannot read {l}"))?;
+        let mut r = std::io::BufReader::with_capacity(1 << 16, f);
+        while read_line(&mut r, &mut buf).with_context(|| format!("cannot read {l}"))? {
+            let line = buf.strip_suffix(b"\r").unwrap_or(&buf);
+            p.line(&String::from_utf8_lossy(line));
+        }
     }
-    let rep = rdmascope_doctor::nccl::parse(&files);
+    let rep = p.finish(logs.to_vec());
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     if json {
@@ -348,7 +354,7 @@ fn nccl(logs: &[String], json: bool) -> Result<std::process::ExitCode> {
                 dev,
                 r.gid_index.clone().unwrap_or_else(|| "-".into()),
                 env.join(" "),
-                r.errors.len().to_string(),
+                r.error_lines.to_string(),
             ]);
         }
         writeln!(
@@ -360,6 +366,37 @@ fn nccl(logs: &[String], json: bool) -> Result<std::process::ExitCode> {
     }
     out.flush()?;
     Ok(exit_code(&rep.findings))
+}
+
+/// Bytes of a log line read; the rest of a longer one (a binary file read as a log) is skipped.
+const MAX_LINE: usize = 1 << 16;
+
+/// Reads the next line into `buf` without its `\n`, at most [`MAX_LINE`] bytes of it; false at
+/// the end of the input.
+fn read_line(r: &mut impl std::io::BufRead, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+    buf.clear();
+    let mut any = false;
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(any);
+        }
+        any = true;
+        let (part, used, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], i + 1, true),
+            None => (chunk, chunk.len(), false),
+        };
+        let room = MAX_LINE.saturating_sub(buf.len());
+        buf.extend_from_slice(&part[..part.len().min(room)]);
+        r.consume(used);
+        if done {
+            return Ok(true);
+        }
+    }
 }
 
 fn compare(reports: &[String], json: bool) -> Result<std::process::ExitCode> {
@@ -398,4 +435,28 @@ fn compare(reports: &[String], json: bool) -> Result<std::process::ExitCode> {
     } else {
         std::process::ExitCode::from(2)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{read_line, MAX_LINE};
+
+    /// Lines come without their line break, a long one cut to `MAX_LINE` bytes, and the last
+    /// one also without a line break after it.
+    #[test]
+    fn log_lines() {
+        let long = vec![b'x'; 3 * MAX_LINE + 5];
+        let mut input = b"one\r\n\ntwo\n".to_vec();
+        input.extend_from_slice(&long);
+        input.extend_from_slice(b"\nlast");
+        // A small buffer, so lines span its refills.
+        let mut r = std::io::BufReader::with_capacity(7, &input[..]);
+        let mut buf = Vec::new();
+        let mut lines = Vec::new();
+        while read_line(&mut r, &mut buf).unwrap() {
+            lines.push(buf.clone());
+        }
+        let want: [&[u8]; 5] = [b"one\r", b"", b"two", &long[..MAX_LINE], b"last"];
+        assert_eq!(lines, want);
+    }
 }

@@ -24,8 +24,16 @@ pub struct Rank {
     pub socket_ifs: Vec<String>,
     pub gid_index: Option<String>,
     pub env: BTreeMap<String, String>,
+    /// The first [`ERRORS_KEPT`] error lines.
     pub errors: Vec<String>,
+    /// Every error line.
+    pub error_lines: u64,
 }
+
+/// Error lines kept per rank; all are counted.
+pub const ERRORS_KEPT: usize = 20;
+/// Error lines a finding cites.
+const EVIDENCE: usize = 10;
 
 /// The parsed logs.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -65,71 +73,183 @@ fn using_list(msg: &str) -> Vec<String> {
 
 /// Parses log texts (name, contents).
 pub fn parse(files: &[(String, String)]) -> NcclReport {
-    let mut ranks: BTreeMap<(String, u32), Rank> = BTreeMap::new();
+    let mut p = Parser::default();
     for (_, text) in files {
-        for line in text.lines() {
-            let Some((host, pid, level, msg)) = split(line) else {
-                // Errors reported outside NCCL's own prefix (test harnesses, PyTorch).
-                if line.contains("ncclSystemError")
-                    || line.contains("ncclInternalError")
-                    || line.contains("ncclRemoteError")
-                    || line.contains("Watchdog caught collective operation timeout")
-                {
-                    if let Some(r) = ranks.values_mut().last() {
-                        r.errors.push(line.trim().to_string());
-                    }
-                }
-                continue;
-            };
-            let r = ranks
-                .entry((host.to_string(), pid))
-                .or_insert_with(|| Rank {
-                    host: host.into(),
-                    pid,
-                    ..Default::default()
+        text.lines().for_each(|l| p.line(l));
+    }
+    p.finish(files.iter().map(|f| f.0.clone()).collect())
+}
+
+/// Reads log lines one at a time, keeping a bounded amount of each rank's: the logs of a large
+/// job run to gigabytes.
+#[derive(Debug, Default)]
+pub struct Parser {
+    ranks: BTreeMap<(String, u32), Rank>,
+    /// The process of the last NCCL line.
+    last: Option<(String, u32)>,
+    /// Per finding code: its error lines, and the first [`EVIDENCE`] with their process.
+    by_code: BTreeMap<&'static str, Class>,
+}
+
+#[derive(Debug)]
+struct Class {
+    severity: Severity,
+    advice: &'static str,
+    lines: u64,
+    evidence: Vec<((String, u32), String)>,
+}
+
+impl Parser {
+    /// One line of a log (without its line break).
+    pub fn line(&mut self, line: &str) {
+        let Some((host, pid, level, msg)) = split(line) else {
+            // Errors reported outside NCCL's own prefix (test harnesses, PyTorch): the process
+            // of the rank the line names ("[Rank 3]", "[rank3]"), else of the last NCCL line.
+            if line.contains("ncclSystemError")
+                || line.contains("ncclInternalError")
+                || line.contains("ncclRemoteError")
+                || line.contains("Watchdog caught collective operation timeout")
+            {
+                let named = named_rank(line).and_then(|n| {
+                    self.ranks
+                        .iter()
+                        .find(|(_, r)| r.rank == Some(n))
+                        .map(|(k, _)| k.clone())
                 });
-            if let Some(rest) = msg.strip_prefix("Using network ") {
-                r.network = Some(rest.trim().to_string());
-            } else if msg.starts_with("NET/IB : Using") {
-                r.hcas = using_list(msg);
-            } else if msg.starts_with("NET/Socket : Using") {
-                r.socket_ifs = using_list(msg);
-            } else if msg.starts_with("NCCL_") {
-                // "NCCL_IB_HCA set to mlx5_0" / "NCCL_IB_GID_INDEX set by environment to 3."
-                let (name, rest) = msg.split_once(' ').unwrap_or((msg, ""));
-                let value = rest
-                    .rsplit_once(" to ")
-                    .map_or(rest, |x| x.1)
-                    .trim_end_matches('.')
-                    .trim();
-                r.env.insert(name.to_string(), value.to_string());
-                if name == "NCCL_IB_GID_INDEX" {
-                    r.gid_index = Some(value.to_string());
-                }
-            } else if let Some(i) = msg.find(" rank ") {
-                let mut it = msg[i + 6..].split_whitespace();
-                r.rank = it.next().and_then(|v| v.parse().ok());
-                if it.next() == Some("nranks") {
-                    r.nranks = it.next().and_then(|v| v.parse().ok());
+                if let Some(k) = named.or_else(|| self.last.clone()) {
+                    self.error(k, line.trim());
                 }
             }
-            if level == "WARN"
-                || msg.contains("ncclSystemError")
-                || msg.contains("ncclInternalError")
-                || msg.contains("ncclRemoteError")
-            {
-                r.errors.push(msg.to_string());
+            return;
+        };
+        let key = (host.to_string(), pid);
+        let r = self.ranks.entry(key.clone()).or_insert_with(|| Rank {
+            host: host.into(),
+            pid,
+            ..Default::default()
+        });
+        if let Some(rest) = msg.strip_prefix("Using network ") {
+            r.network = Some(rest.trim().to_string());
+        } else if msg.starts_with("NET/IB : Using") {
+            r.hcas = using_list(msg);
+        } else if msg.starts_with("NET/Socket : Using") {
+            r.socket_ifs = using_list(msg);
+        } else if msg.starts_with("NCCL_") {
+            // "NCCL_IB_HCA set to mlx5_0" / "NCCL_IB_GID_INDEX set by environment to 3."
+            let (name, rest) = msg.split_once(' ').unwrap_or((msg, ""));
+            let value = rest
+                .rsplit_once(" to ")
+                .map_or(rest, |x| x.1)
+                .trim_end_matches('.')
+                .trim();
+            r.env.insert(name.to_string(), value.to_string());
+            if name == "NCCL_IB_GID_INDEX" {
+                r.gid_index = Some(value.to_string());
+            }
+        } else if let Some(i) = msg.find(" rank ") {
+            let mut it = msg[i + 6..].split_whitespace();
+            r.rank = it.next().and_then(|v| v.parse().ok());
+            if it.next() == Some("nranks") {
+                r.nranks = it.next().and_then(|v| v.parse().ok());
+            }
+        }
+        if level == "WARN"
+            || msg.contains("ncclSystemError")
+            || msg.contains("ncclInternalError")
+            || msg.contains("ncclRemoteError")
+        {
+            self.error(key.clone(), msg);
+        }
+        self.last = Some(key);
+    }
+
+    /// An error line of process `k`: kept if it is among its first, counted by its kind.
+    fn error(&mut self, k: (String, u32), e: &str) {
+        let Some(r) = self.ranks.get_mut(&k) else {
+            return;
+        };
+        r.error_lines += 1;
+        if r.errors.len() < ERRORS_KEPT {
+            r.errors.push(e.to_string());
+        }
+        if let Some((code, severity, advice)) = classify(e) {
+            let c = self.by_code.entry(code).or_insert(Class {
+                severity,
+                advice,
+                lines: 0,
+                evidence: Vec::new(),
+            });
+            c.lines += 1;
+            if c.evidence.len() < EVIDENCE {
+                c.evidence.push((k, e.to_string()));
             }
         }
     }
-    let mut rep = NcclReport {
-        schema: "rdmascope.doctor.nccl.v1",
-        files: files.iter().map(|f| f.0.clone()).collect(),
-        ranks: ranks.into_values().collect(),
-        findings: Vec::new(),
-    };
-    rep.findings = findings(&rep.ranks);
-    rep
+
+    /// The report of the lines read from `files`.
+    pub fn finish(self, files: Vec<String>) -> NcclReport {
+        let mut f = Vec::new();
+        for (code, c) in &self.by_code {
+            f.push(Finding {
+                severity: c.severity,
+                code: (*code).into(),
+                summary: format!(
+                    "{} {} ({code})",
+                    c.lines,
+                    if c.lines == 1 {
+                        "error line"
+                    } else {
+                        "error lines"
+                    }
+                ),
+                evidence: c
+                    .evidence
+                    .iter()
+                    .map(|(k, e)| format!("{}: {e}", who(&self.ranks[k])))
+                    .collect(),
+                advice: c.advice.into(),
+            });
+        }
+        let ranks: Vec<Rank> = self.ranks.into_values().collect();
+        f.extend(findings(&ranks));
+        f.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.code.cmp(&b.code)));
+        NcclReport {
+            schema: "rdmascope.doctor.nccl.v1",
+            files,
+            ranks,
+            findings: f,
+        }
+    }
+}
+
+/// The rank a line names as "[Rank 3]" or "[rank3]" (PyTorch's prefixes).
+fn named_rank(line: &str) -> Option<u32> {
+    let i = line
+        .find("[Rank ")
+        .map(|i| i + 6)
+        .or_else(|| line.find("[rank").map(|i| i + 5))?;
+    let rest = &line[i..];
+    let end = rest.find(']')?;
+    rest[..end].trim().parse().ok()
+}
+
+/// The finding code, severity and advice of an error line, if it has one.
+fn classify(e: &str) -> Option<(&'static str, Severity, &'static str)> {
+    if e.contains("error 12") {
+        Some(("nccl.retry_exceeded", Severity::Critical, "Work completion error 12 is IBV_WC_RETRY_EXC_ERR: the transport retry counter ran out, because packets or ACKs were lost (or the peer died). Fix the loss first (PFC on the RDMA priority end to end, link errors: `rdmascope analyze` a capture, `rdmascope doctor --interval 5s` on both hosts); NCCL_IB_TIMEOUT (default 18 ≈ 1 s) and NCCL_IB_RETRY_CNT only buy time."))
+    } else if e.contains("error 13") {
+        Some(("nccl.rnr_retry_exceeded", Severity::Critical, "Work completion error 13 is IBV_WC_RNR_RETRY_EXC_ERR: the receiver had no receive buffer posted for too long; usually the peer process stalled or died."))
+    } else if e.to_ascii_lowercase().contains("timeout") {
+        Some(("nccl.timeout", Severity::Critical, "A collective did not finish in time: a rank is stuck, or the network loses packets. Look at the first rank that reported an error, and check the fabric for loss and PFC storms."))
+    } else if e.contains("ncclSystemError")
+        || e.contains("ncclRemoteError")
+        || e.contains("ncclInternalError")
+        || e.contains("WARN")
+    {
+        Some(("nccl.error", Severity::Warning, "NCCL reported an error: ncclSystemError points at the OS or network (a device, a socket, a peer that went away), ncclRemoteError at another rank, ncclInternalError at NCCL itself. Start from the first error in time and set NCCL_DEBUG_SUBSYS=INIT,NET for more detail."))
+    } else {
+        None
+    }
 }
 
 fn who(r: &Rank) -> String {
@@ -154,52 +274,6 @@ fn findings(ranks: &[Rank]) -> Vec<Finding> {
             advice: "NCCL found no usable RDMA device and fell back to TCP, which is many times slower. Check that the RDMA modules are loaded and `rdmascope doctor` sees ACTIVE ports on this host, that NCCL_IB_HCA names existing devices (or is unset), that NCCL_IB_DISABLE is not set, and that containers get /dev/infiniband; NCCL_SOCKET_IFNAME only chooses the TCP interface.".into(),
         });
     }
-    let classify = |e: &str| -> Option<(&'static str, Severity, &'static str)> {
-        if e.contains("error 12") {
-            Some(("nccl.retry_exceeded", Severity::Critical, "Work completion error 12 is IBV_WC_RETRY_EXC_ERR: the transport retry counter ran out, because packets or ACKs were lost (or the peer died). Fix the loss first (PFC on the RDMA priority end to end, link errors: `rdmascope analyze` a capture, `rdmascope doctor --interval 5s` on both hosts); NCCL_IB_TIMEOUT (default 18 ≈ 1 s) and NCCL_IB_RETRY_CNT only buy time."))
-        } else if e.contains("error 13") {
-            Some(("nccl.rnr_retry_exceeded", Severity::Critical, "Work completion error 13 is IBV_WC_RNR_RETRY_EXC_ERR: the receiver had no receive buffer posted for too long; usually the peer process stalled or died."))
-        } else if e.to_ascii_lowercase().contains("timeout") {
-            Some(("nccl.timeout", Severity::Critical, "A collective did not finish in time: a rank is stuck, or the network loses packets. Look at the first rank that reported an error, and check the fabric for loss and PFC storms."))
-        } else if e.contains("ncclSystemError")
-            || e.contains("ncclRemoteError")
-            || e.contains("ncclInternalError")
-            || e.contains("WARN")
-        {
-            Some(("nccl.error", Severity::Warning, "NCCL reported an error: ncclSystemError points at the OS or network (a device, a socket, a peer that went away), ncclRemoteError at another rank, ncclInternalError at NCCL itself. Start from the first error in time and set NCCL_DEBUG_SUBSYS=INIT,NET for more detail."))
-        } else {
-            None
-        }
-    };
-    let mut by_code: BTreeMap<&str, (Severity, &str, Vec<String>)> = BTreeMap::new();
-    for r in ranks {
-        for e in &r.errors {
-            if let Some((code, sev, advice)) = classify(e) {
-                by_code
-                    .entry(code)
-                    .or_insert((sev, advice, Vec::new()))
-                    .2
-                    .push(format!("{}: {e}", who(r)));
-            }
-        }
-    }
-    for (code, (sev, advice, ev)) in by_code {
-        f.push(Finding {
-            severity: sev,
-            code: code.into(),
-            summary: format!(
-                "{} {} ({code})",
-                ev.len(),
-                if ev.len() == 1 {
-                    "error line"
-                } else {
-                    "error lines"
-                }
-            ),
-            evidence: ev.into_iter().take(10).collect(),
-            advice: advice.into(),
-        });
-    }
     let ib: Vec<&Rank> = ranks
         .iter()
         .filter(|r| r.network.as_deref() == Some("IB"))
@@ -217,7 +291,6 @@ fn findings(ranks: &[Rank]) -> Vec<Finding> {
             advice: "Recent NCCL picks a RoCE v2 GID; with several addresses or older NCCL, set NCCL_IB_GID_INDEX to the RoCE v2 index that `rdmascope doctor` lists for the interface's IPv4 address.".into(),
         });
     }
-    f.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.code.cmp(&b.code)));
     f
 }
 
@@ -234,5 +307,47 @@ mod tests {
             using_list("NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE ; OOB eth0:10.0.0.1<0>"),
             ["mlx5_0:1/RoCE", "mlx5_1:1/RoCE"]
         );
+        assert_eq!(
+            named_rank("[rank3]:[E1204 12:00:00.0] [Rank 3] Watchdog caught"),
+            Some(3)
+        );
+        assert_eq!(
+            named_rank("[rank12]:[E ProcessGroupNCCL.cpp:616] x"),
+            Some(12)
+        );
+        assert_eq!(named_rank("test.cu:412 ncclSystemError"), None);
+    }
+
+    /// Every error line is counted, a bounded number kept; a line outside NCCL's prefix is the
+    /// named rank's, else the process's of the last NCCL line.
+    #[test]
+    fn errors_counted_all_kept_few_and_attributed() {
+        let mut p = Parser::default();
+        for (host, rank) in [("a", 0), ("b", 1)] {
+            p.line(&format!(
+                "{host}:7:7 [0] NCCL INFO comm 0x1 rank {rank} nranks 2 - Init COMPLETE"
+            ));
+        }
+        for i in 0..1000 {
+            p.line(&format!("a:7:9 [0] net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer with error 12, try {i}"));
+        }
+        // After b's last line: named, it is a's; unnamed, b's.
+        p.line("b:7:7 [0] NCCL INFO enqueue.cc:1176 -> 6");
+        p.line("[rank0]:[E1204] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL");
+        p.line("test.cu:412 'unhandled system error' ncclSystemError");
+        let r = p.finish(vec!["x.log".into()]);
+        let (a, b) = (&r.ranks[0], &r.ranks[1]);
+        assert_eq!((a.error_lines, a.errors.len()), (1001, ERRORS_KEPT));
+        assert_eq!(b.error_lines, 1);
+        assert!(a.errors[0].ends_with("try 0") && b.errors[0].starts_with("test.cu"));
+        let f = |code: &str| r.findings.iter().find(|f| f.code == code).unwrap();
+        let retry = f("nccl.retry_exceeded");
+        assert_eq!(retry.summary, "1000 error lines (nccl.retry_exceeded)");
+        assert_eq!(retry.evidence.len(), EVIDENCE);
+        assert!(
+            retry.evidence[0].starts_with("rank 0 (a:7): ") && retry.evidence[0].ends_with("try 0")
+        );
+        assert!(f("nccl.timeout").evidence[0].starts_with("rank 0 (a:7): [rank0]"));
+        assert!(f("nccl.error").evidence[0].starts_with("rank 1 (b:7): test.cu"));
     }
 }
