@@ -84,8 +84,9 @@ fn this_machine() {
 
 #[test]
 fn nccl_logs() {
-    let cases: [(&str, i32, &[&str]); 3] = [
+    let cases: [(&str, i32, &[&str]); 4] = [
         ("nccl/ib-run.log", 0, &[]),
+        ("nccl/env-mismatch.log", 0, &["nccl.env_mismatch"]),
         ("nccl/socket-fallback.log", 2, &["nccl.socket_fallback"]),
         (
             "nccl/retry-exceeded.log",
@@ -134,6 +135,20 @@ fn nccl_logs() {
         .unwrap();
     let text = String::from_utf8(o.stdout).unwrap();
     assert!(text.contains("Socket") && text.contains("what to do"));
+    // The GID index of rank 2 is the odd one; a rank that echoed no NCCL_IB_TC and the
+    // per-process NCCL_DEBUG_FILE are no mismatch.
+    let o = bin()
+        .current_dir(fixtures())
+        .args(["doctor", "nccl", "--json", "nccl/env-mismatch.log"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let f = &v["findings"][0];
+    assert_eq!(f["summary"], "NCCL_IB_GID_INDEX differs between ranks");
+    assert_eq!(
+        f["evidence"][0],
+        "NCCL_IB_GID_INDEX: \"3\" on 2 ranks (rank 0 (gpu-a:4101), rank 1 (gpu-b:5202)); \"0\" on 1 rank (rank 2 (gpu-c:6303))"
+    );
 }
 
 #[test]

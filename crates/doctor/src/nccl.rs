@@ -259,6 +259,46 @@ fn who(r: &Rank) -> String {
     }
 }
 
+/// Settings that name something of one process, so differ between ranks by design.
+fn per_process(name: &str) -> bool {
+    name.ends_with("_FILE") || matches!(name, "NCCL_COMM_ID" | "NCCL_HOSTID")
+}
+
+/// The NCCL_* settings that ranks echoed with different values: (name, evidence), the value
+/// of most ranks first, each with up to three of its ranks. A rank that did not echo a setting
+/// is not counted (its log may lack the lines).
+fn env_mismatches(ranks: &[Rank]) -> Vec<(&str, String)> {
+    let mut by_name: BTreeMap<&str, BTreeMap<&str, Vec<&Rank>>> = BTreeMap::new();
+    for r in ranks {
+        for (k, v) in &r.env {
+            if !per_process(k) {
+                by_name.entry(k).or_default().entry(v).or_default().push(r);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (name, values) in by_name {
+        if values.len() < 2 {
+            continue;
+        }
+        let mut v: Vec<(&str, Vec<&Rank>)> = values.into_iter().collect();
+        v.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+        let parts: Vec<String> = v
+            .iter()
+            .map(|(value, rs)| {
+                let mut who_: Vec<String> = rs.iter().take(3).map(|r| who(r)).collect();
+                if rs.len() > 3 {
+                    who_.push(format!("{} more", rs.len() - 3));
+                }
+                let n = if rs.len() == 1 { "rank" } else { "ranks" };
+                format!("{value:?} on {} {n} ({})", rs.len(), who_.join(", "))
+            })
+            .collect();
+        out.push((name, format!("{name}: {}", parts.join("; "))));
+    }
+    out
+}
+
 fn findings(ranks: &[Rank]) -> Vec<Finding> {
     let mut f = Vec::new();
     let fallback: Vec<&Rank> = ranks
@@ -272,6 +312,21 @@ fn findings(ranks: &[Rank]) -> Vec<Finding> {
             summary: format!("{} ranks use TCP sockets instead of RDMA", fallback.len()),
             evidence: fallback.iter().map(|r| format!("{}: NET/Socket over {}", who(r), r.socket_ifs.join(" "))).collect(),
             advice: "NCCL found no usable RDMA device and fell back to TCP, which is many times slower. Check that the RDMA modules are loaded and `rdmascope doctor` sees ACTIVE ports on this host, that NCCL_IB_HCA names existing devices (or is unset), that NCCL_IB_DISABLE is not set, and that containers get /dev/infiniband; NCCL_SOCKET_IFNAME only chooses the TCP interface.".into(),
+        });
+    }
+    let mismatched = env_mismatches(ranks);
+    if !mismatched.is_empty() {
+        let names: Vec<&str> = mismatched.iter().map(|m| m.0).collect();
+        f.push(Finding {
+            severity: Severity::Warning,
+            code: "nccl.env_mismatch".into(),
+            summary: if names.len() == 1 {
+                format!("{} differs between ranks", names[0])
+            } else {
+                format!("{} NCCL_* settings differ between ranks: {}", names.len(), names.join(", "))
+            },
+            evidence: mismatched.into_iter().map(|m| m.1).collect(),
+            advice: "The ranks of one job must agree on how they use the fabric. NCCL_IB_GID_INDEX must select the same kind of GID on every host (RoCE v2, the job's IPv4 subnet): a different index is right only where that host's GID table differs (`rdmascope doctor compare` lists the RoCE v2 GID index of each subnet per host), otherwise it selects RoCE v1 against v2 or IPv6 against IPv4. A different NCCL_IB_TC or NCCL_IB_SL puts the traffic on another priority (perhaps one without PFC), and different NCCL_IB_HCA, NCCL_IB_DISABLE or NCCL_NET settings can leave ranks on different transports. Set NCCL_* once for the whole job, in the launcher's environment, and look for a node or container that sets its own (/etc/nccl.conf, ~/.nccl.conf, a module or profile script).".into(),
         });
     }
     let ib: Vec<&Rank> = ranks
