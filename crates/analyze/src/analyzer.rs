@@ -106,6 +106,8 @@ pub const DEFAULT_MAX_FLOWS: usize = 1 << 18;
 /// microsecond a packet.
 const SEARCH_BASE: u64 = 1 << 28;
 const SEARCH_PER_PACKET: u64 = 64;
+/// Flows named by `capture.search_limit`.
+const SKIPPED_NAMED: usize = 10;
 
 /// The slowest and fastest `if_speed` believed (1 Mb/s and 100 Tb/s, as `--link-speed`):
 /// beyond them, a capture's interface speed is damaged or a placeholder, and the pause times
@@ -1376,6 +1378,8 @@ pub struct Analyzer {
     /// and the searches not made because they did not fit.
     searched: u64,
     pub(crate) searches_skipped: u64,
+    /// The first flows whose answers were not searched for, to name in the finding.
+    pub(crate) skipped_flows: Vec<usize>,
     /// [`SEARCH_BASE`], smaller in tests.
     search_base: u64,
     /// `--link-speed`, else the first `if_speed` in [`IF_SPEEDS`] in the capture.
@@ -1720,6 +1724,7 @@ impl Analyzer {
             cm_untracked: 0,
             searched: 0,
             searches_skipped: 0,
+            skipped_flows: Vec::new(),
             search_base: SEARCH_BASE,
             fragments: (0, Vec::new()),
             frag_needed: (0, Vec::new()),
@@ -2222,7 +2227,7 @@ impl Analyzer {
                     return None;
                 }
             }
-            if !self.may_search(pair.flows.len()) {
+            if !self.may_search(fi, pair.flows.len()) {
                 return None;
             }
             let pair = self.by_pair.get(&(dst, src))?;
@@ -2271,13 +2276,16 @@ impl Analyzer {
     /// QPs, or damaged or forged packets), each ACK or CNP on a new one, would otherwise make
     /// the pass quadratic. Real captures stay far inside it; one that does not gets the
     /// finding `capture.search_limit`.
-    fn may_search(&mut self, n: usize) -> bool {
+    fn may_search(&mut self, fi: usize, n: usize) -> bool {
         let allowed = SEARCH_PER_PACKET
             .saturating_mul(self.capture.packets)
             .saturating_add(self.search_base);
         let n = n as u64;
         if self.searched.saturating_add(n) > allowed {
             self.searches_skipped += 1;
+            if self.skipped_flows.len() < SKIPPED_NAMED && !self.skipped_flows.contains(&fi) {
+                self.skipped_flows.push(fi);
+            }
             return false;
         }
         self.searched += n;
@@ -2408,7 +2416,7 @@ impl Analyzer {
         let req = self.requester_of(fi, None).or_else(|| {
             let (src, dst, _) = self.flows[fi].key;
             let n = self.by_pair.get(&(dst, src))?.flows.len();
-            if !self.may_search(n) {
+            if !self.may_search(fi, n) {
                 return None;
             }
             let list = &self.by_pair.get(&(dst, src))?.flows;
@@ -3095,8 +3103,16 @@ mod tests {
             assert!(an.searched <= an.search_base + SEARCH_PER_PACKET * an.capture.packets);
             let skipped = an.searches_skipped;
             let r = an.finish();
-            let found = r.findings.iter().any(|f| f.code == "capture.search_limit");
-            assert_eq!(found, skipped > 0);
+            let found = r.findings.iter().find(|f| f.code == "capture.search_limit");
+            assert_eq!(found.is_some(), skipped > 0);
+            if let Some(f) = found {
+                // The answers' flows, from node 2 to node 1.
+                assert_eq!(f.flows.len(), SKIPPED_NAMED);
+                assert!(f
+                    .flows
+                    .iter()
+                    .all(|n| n.starts_with("10.0.0.2 > 10.0.0.1 qp 0x8")));
+            }
             assert_eq!(r.capture.skipped_searches, skipped);
             skipped
         };

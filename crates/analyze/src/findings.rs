@@ -1157,7 +1157,7 @@ fn findings(
                 count(cap.skipped_searches, "ACK, NAK, READ response or CNP was", "ACKs, NAKs, READ responses or CNPs were"),
             ),
             vec![format!("capture.skipped_searches = {}, flows = {}", cap.skipped_searches, a.flows.len())],
-            vec![],
+            a.skipped_flows.iter().map(|&i| key_name(&a.flows[i].key)).collect(),
             vec![],
             "Without CM, an answer finds its requester by searching the flows of its node pair, and the searches may examine about 270 million flows in all plus 64 a packet: thousands of flows that never pair, with answers on ever new flows or many CNPs, would make the pass quadratic. Their ACK and READ latency, CE-to-CNP times, rates around CNPs and retransmission triggers are incomplete. Such a capture usually holds one direction of very many QPs, or damaged or forged packets: capture both directions, or cut it to the QPs of interest.",
         );
