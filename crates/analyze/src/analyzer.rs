@@ -391,6 +391,8 @@ pub struct Batch {
     events: Vec<Event>,
     len: usize,
     totals: Totals,
+    /// The index of the input file the packets came from.
+    file: u32,
 }
 
 impl Batch {
@@ -398,6 +400,11 @@ impl Batch {
     pub fn clear(&mut self) {
         self.len = 0;
         self.totals = Totals::default();
+    }
+
+    /// Marks the packets as coming from input file `i` (of [`Config::files`]).
+    pub fn set_file(&mut self, i: u32) {
+        self.file = i;
     }
 
     /// Decodes one captured frame (see [`Event::decode`]) onto the end of the batch.
@@ -1380,6 +1387,8 @@ pub struct Analyzer {
     pub(crate) searches_skipped: u64,
     /// The first flows whose answers were not searched for, to name in the finding.
     pub(crate) skipped_flows: Vec<usize>,
+    /// Per input file: its first packet's timestamp and its latest.
+    pub(crate) file_spans: Vec<Option<(u64, u64)>>,
     /// [`SEARCH_BASE`], smaller in tests.
     search_base: u64,
     /// `--link-speed`, else the first `if_speed` in [`IF_SPEEDS`] in the capture.
@@ -1725,6 +1734,7 @@ impl Analyzer {
             searched: 0,
             searches_skipped: 0,
             skipped_flows: Vec::new(),
+            file_spans: Vec::new(),
             search_base: SEARCH_BASE,
             fragments: (0, Vec::new()),
             frag_needed: (0, Vec::new()),
@@ -1861,6 +1871,7 @@ impl Analyzer {
         /// Events between the one analysed and the one whose flow state is touched ahead.
         const TOUCH_AHEAD: usize = 4;
         self.add_totals(&batch.totals);
+        self.file_span(batch.file, &batch.totals);
         let events = batch.events();
         for (i, e) in events.iter().enumerate() {
             if let Some(ahead) = events.get(i + TOUCH_AHEAD) {
@@ -1887,6 +1898,19 @@ impl Analyzer {
         t.add(e);
         self.add_totals(&t);
         self.event_inline(e);
+    }
+
+    /// Widens input file `i`'s span of timestamps by packets' totals.
+    fn file_span(&mut self, i: u32, t: &Totals) {
+        if t.packets == 0 {
+            return;
+        }
+        let i = i as usize;
+        if self.file_spans.len() <= i {
+            self.file_spans.resize(i + 1, None);
+        }
+        let s = self.file_spans[i].get_or_insert((t.first_ts, t.last_ts));
+        s.1 = s.1.max(t.last_ts);
     }
 
     /// Adds packets' capture totals (`first_ts` is the first one's timestamp).

@@ -84,6 +84,28 @@ fn fmt_ns(ns: u64) -> String {
     }
 }
 
+/// Input files whose first packet comes before the latest packet of an earlier file, by more
+/// than 1 ms or by more than half the file's own span (less is the jitter of timestamps taken
+/// on several CPUs, at the boundary of ring files): (file, the earlier file that ends latest,
+/// by how much), in file order.
+fn file_overlaps(spans: &[Option<(u64, u64)>]) -> Vec<(usize, usize, u64)> {
+    let mut out = Vec::new();
+    let mut latest: Option<(u64, usize)> = None;
+    for (k, s) in spans.iter().enumerate() {
+        let Some((first, last)) = *s else { continue };
+        if let Some((end, j)) = latest {
+            let by = end.saturating_sub(first);
+            if by > 1_000_000 || (by > 0 && by >= (last - first) / 2) {
+                out.push((k, j, by));
+            }
+        }
+        if latest.is_none_or(|(end, _)| last > end) {
+            latest = Some((last, k));
+        }
+    }
+    out
+}
+
 /// At most this many flows are named in a finding.
 const NAMED: usize = 10;
 
@@ -1162,6 +1184,36 @@ fn findings(
             "Without CM, an answer finds its requester by searching the flows of its node pair, and the searches may examine about 270 million flows in all plus 64 a packet: thousands of flows that never pair, with answers on ever new flows or many CNPs, would make the pass quadratic. Their ACK and READ latency, CE-to-CNP times, rates around CNPs and retransmission triggers are incomplete. Such a capture usually holds one direction of very many QPs, or damaged or forged packets: capture both directions, or cut it to the QPs of interest.",
         );
     }
+    let overlaps = file_overlaps(&a.file_spans);
+    if let Some(&(k, j, _)) = overlaps.first() {
+        let name = |i: usize| {
+            format!(
+                "file {} ({})",
+                i + 1,
+                cap.files.get(i).map_or("?", String::as_str)
+            )
+        };
+        let (first, last) = a.file_spans[k].unwrap_or_default();
+        let (jf, jl) = a.file_spans[j].unwrap_or_default();
+        let summary = if last <= jf {
+            format!("{} lies before {} in time, but was analysed after it: the files are read in the order given", name(k), name(j))
+        } else {
+            format!("{} begins {} before {} ends: the files overlap in time, and are read one after the other", name(k), fmt_ns(jl - first), name(j))
+        };
+        push(
+            Severity::Warning,
+            "capture.files_overlap",
+            summary,
+            overlaps
+                .iter()
+                .take(NAMED)
+                .map(|&(k, j, by)| format!("{} overlaps {} by {} ({} files read)", name(k), name(j), fmt_ns(by), cap.files.len()))
+                .collect(),
+            vec![],
+            vec![],
+            "analyze reads its files one after another, as parts of one capture in time order. Packets that come again (the same traffic captured at two points, or a file given twice) count as retransmissions and make ACKs look late or missing, and files out of order do the same. Give the parts of one capture in time order (ring files sort by name), merge parts written in parallel first (mergecap -w all.pcapng a.pcapng b.pcapng), and analyze captures taken at different points (both ends of a link, two hosts) one at a time.",
+        );
+    }
     if pfc.untracked_frames > 0 {
         push(
             Severity::Warning,
@@ -1413,5 +1465,27 @@ mod tests {
         seal_all(&mut a.flows);
         let sealed: Vec<report::Flow> = a.flows.iter().map(Analyzer::flow_report).collect();
         assert_eq!(format!("{sealed:?}"), format!("{live:?}"));
+    }
+
+    /// Files overlap when one begins before an earlier one ends, by more than 1 ms or half its
+    /// own span; the earlier file named is the one that ends latest.
+    #[test]
+    fn file_overlaps_beyond_timestamp_jitter() {
+        const MS: u64 = 1_000_000;
+        let f = |v: &[(u64, u64)]| file_overlaps(&v.iter().map(|&s| Some(s)).collect::<Vec<_>>());
+        // Ring files in time order, the second starting 50 µs early (jitter): none.
+        assert_eq!(f(&[(0, 100 * MS), (100 * MS - 50_000, 200 * MS)]), []);
+        // The same file twice, however short.
+        assert_eq!(f(&[(10, 110), (10, 110)]), [(1, 0, 100)]);
+        // In reverse order; and a third file overlapping the first, which ends latest.
+        assert_eq!(
+            f(&[(100 * MS, 200 * MS), (0, 100 * MS), (150 * MS, 300 * MS)]),
+            [(1, 0, 200 * MS), (2, 0, 50 * MS)]
+        );
+        // Files without packets are skipped.
+        assert_eq!(
+            file_overlaps(&[None, Some((0, 10)), None, Some((20, 30))]),
+            []
+        );
     }
 }

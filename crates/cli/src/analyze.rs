@@ -57,6 +57,8 @@ struct Source<'a> {
     files: &'a [String],
     next_file: usize,
     reader: Option<CaptureReader>,
+    /// The index of the file `reader` reads.
+    file: u32,
     /// Chunks handed out so far (the next chunk's turn) and packets in them.
     chunks: u64,
     packets: u64,
@@ -65,8 +67,9 @@ struct Source<'a> {
 }
 
 impl Source<'_> {
-    /// Fills `chunk` with the next records: its turn and the number of its first packet.
-    fn take(&mut self, chunk: &mut Chunk) -> Result<Option<(u64, u64)>> {
+    /// Fills `chunk` with the next records: its turn, the number of its first packet and the
+    /// index of its file.
+    fn take(&mut self, chunk: &mut Chunk) -> Result<Option<(u64, u64, u32)>> {
         while !self.stop {
             let r = match &mut self.reader {
                 Some(r) => r,
@@ -74,13 +77,14 @@ impl Source<'_> {
                     let Some(path) = self.files.get(self.next_file) else {
                         return Ok(None);
                     };
+                    self.file = u32::try_from(self.next_file).unwrap_or(u32::MAX);
                     self.next_file += 1;
                     self.reader.insert(CaptureReader::open(path)?)
                 }
             };
             match r.next_chunk(chunk, CHUNK_RECORDS, CHUNK_BYTES) {
                 Ok(true) => {
-                    let turn = (self.chunks, self.packets + 1);
+                    let turn = (self.chunks, self.packets + 1, self.file);
                     self.chunks += 1;
                     self.packets += chunk.len() as u64;
                     return Ok(Some(turn));
@@ -148,6 +152,7 @@ pub fn analyze_files(
         files,
         next_file: 0,
         reader: None,
+        file: 0,
         chunks: 0,
         packets: 0,
         stop: false,
@@ -162,14 +167,15 @@ pub fn analyze_files(
     let changed = Condvar::new();
     // Batches published so far (bumped under the `batches` lock), for spinning without it.
     let published = AtomicU64::new(0);
-    let take = |chunk: &mut Chunk| -> Result<Option<(u64, u64)>> {
+    let take = |chunk: &mut Chunk| -> Result<Option<(u64, u64, u32)>> {
         let mut s = lock(&source);
         let r = s.take(chunk);
         s.stop |= r.is_err();
         r
     };
-    let decode = |chunk: &Chunk, first: u64, batch: &mut Batch| {
+    let decode = |chunk: &Chunk, first: u64, file: u32, batch: &mut Batch| {
         batch.clear();
+        batch.set_file(file);
         for (i, rec) in chunk.records().enumerate() {
             let meta = PacketMeta {
                 number: first + i as u64,
@@ -209,7 +215,7 @@ pub fn analyze_files(
     let decoder = || -> Result<()> {
         let mut leave = leave(true);
         let mut chunk = Chunk::default();
-        while let Some((turn, first)) = take(&mut chunk)? {
+        while let Some((turn, first, file)) = take(&mut chunk)? {
             let mut batch = {
                 let mut b = lock(&batches);
                 loop {
@@ -222,7 +228,7 @@ pub fn analyze_files(
                     b = Batches::wait(b, &changed);
                 }
             };
-            decode(&chunk, first, &mut batch);
+            decode(&chunk, first, file, &mut batch);
             // Published under the lock, where a waiting analyser checks.
             let mut b = lock(&batches);
             b.ready.insert(turn, batch);
@@ -275,9 +281,9 @@ pub fn analyze_files(
             // Nothing decoded is waiting: decode the next chunk here rather than idle.
             if !waiting && !read_all {
                 match take(&mut chunk)? {
-                    Some((turn, first)) => {
+                    Some((turn, first, file)) => {
                         let mut batch = lock(&batches).spare.pop_front().unwrap_or_default();
-                        decode(&chunk, first, &mut batch);
+                        decode(&chunk, first, file, &mut batch);
                         if turn == next {
                             an.feed(&batch);
                             next += 1;

@@ -363,6 +363,45 @@ fn several_files_are_one_stream_and_a_cut_file_names_where_it_stopped() {
         .max()
         .unwrap();
     assert!(last_frame > n && last_frame <= 2 * n, "{last_frame}");
+    // The file given twice overlaps itself.
+    let overlap = |r: &Value| {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "capture.files_overlap")
+            .map(|f| f["summary"].as_str().unwrap().to_string())
+    };
+    assert!(
+        overlap(&two).is_some_and(|s| s.starts_with("file 2 (") && s.contains("before file 1 ("))
+    );
+
+    // Cut in two at a record boundary: in time order the parts are the one capture again;
+    // the other way round, the finding says the second lies before the first.
+    let bytes = std::fs::read(&cap).unwrap();
+    let mut at = 24;
+    for _ in 0..n / 2 {
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + len;
+    }
+    let (a, b) = (d.join("lossy-a.pcap"), d.join("lossy-b.pcap"));
+    std::fs::write(&a, &bytes[..at]).unwrap();
+    std::fs::write(&b, [&bytes[..24], &bytes[at..]].concat()).unwrap();
+    let parts = |x: &std::path::Path, y: &std::path::Path| -> Value {
+        let o = bin()
+            .args(["analyze", "--json"])
+            .arg(x)
+            .arg(y)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let ordered = parts(&a, &b);
+    assert_eq!(overlap(&ordered), None);
+    assert_eq!(ordered["totals"], one["totals"]);
+    assert_eq!(ordered["flows"], one["flows"]);
+    let reversed = parts(&b, &a);
+    assert!(overlap(&reversed).is_some_and(|s| s.contains("lies before file 1")));
 
     let bytes = std::fs::read(&cap).unwrap();
     let cut = d.join("lossy-cut.pcap");
