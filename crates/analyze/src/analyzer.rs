@@ -208,9 +208,15 @@ impl Event {
         }
     }
 
-    /// Extracts what the analysis needs from a decoded frame.
+    /// Extracts what the analysis needs from a decoded frame. A frame mirrored through a GRE
+    /// tunnel (ERSPAN) is the frame inside, with its own length on the wire.
     #[inline]
-    pub fn new(meta: PacketMeta, f: &Frame<'_>) -> Self {
+    pub fn new(mut meta: PacketMeta, f: &Frame<'_>) -> Self {
+        if let Some(t) = f.tunnel {
+            meta.orig_len = meta
+                .orig_len
+                .saturating_sub(u32::try_from(t.inner_at).unwrap_or(u32::MAX));
+        }
         let other = f.other;
         let nodes = if f.bth.is_some() {
             Analyzer::nodes(f)

@@ -113,6 +113,44 @@ pub fn visit<'a>(m: &RecordMeta, fr: &Frame<'a>, f: &mut dyn FnMut(&'static str,
             f("ipoib.type", U(u64::from(i.ethertype)));
         }
     }
+    if let Some(t) = fr.tunnel {
+        let g = t.gre;
+        f("gre.flags_and_version", U(u64::from(g.flags_version)));
+        f("gre.proto", U(u64::from(g.protocol)));
+        if let Some(c) = g.checksum {
+            f("gre.checksum", U(u64::from(c >> 16)));
+        }
+        if let Some(k) = g.key {
+            f("gre.key", U(u64::from(k)));
+        }
+        if let Some(n) = g.sequence {
+            f("gre.sequence_number", U(u64::from(n)));
+        }
+        if let Some(e) = t.erspan {
+            f("erspan.version", U(u64::from(e.version)));
+            f("erspan.vlan", U(u64::from(e.vlan)));
+            f("erspan.cos", U(u64::from(e.cos)));
+            if e.version == 2 {
+                f("erspan.bso", U(u64::from(e.encap)));
+            } else {
+                f("erspan.encap", U(u64::from(e.encap)));
+            }
+            f("erspan.truncated", U(u64::from(e.truncated)));
+            f("erspan.spanid", U(u64::from(e.session)));
+            if e.version == 2 {
+                f("erspan.timestamp", U(u64::from(e.timestamp)));
+                f("erspan.sgt", U(u64::from(e.sgt)));
+                f("erspan.p", U(u64::from(e.p)));
+                f("erspan.ft", U(u64::from(e.frame_type)));
+                f("erspan.hw", U(u64::from(e.hw_id)));
+                f("erspan.direction", Bool(e.direction));
+                f("erspan.gra", U(u64::from(e.granularity)));
+                f("erspan.o", U(u64::from(e.platform.is_some())));
+            } else {
+                f("erspan.index", U(u64::from(e.index)));
+            }
+        }
+    }
     if let Some(e) = fr.eth {
         f("eth.dst", Mac(e.dst));
         f("eth.src", Mac(e.src));

@@ -6,6 +6,7 @@
 use crate::bth::{BthPacket, BthRepr};
 use crate::ethernet::{self, ethertype, EthernetFrame, EthernetRepr, VlanRepr};
 use crate::ext::ExtHeaders;
+use crate::gre::{ErspanRepr, GrePacket, GreRepr};
 use crate::grh::{GrhPacket, GrhRepr};
 use crate::ip::{protocol, Ipv4Packet, Ipv4Repr, Ipv6Packet, Ipv6Repr};
 use crate::link::{erf_type, linktype, ErfRepr, IpoibRepr, Sll2Repr, SllRepr};
@@ -27,6 +28,7 @@ pub enum Layer {
     Ipv6,
     Udp,
     Tcp,
+    Gre,
     Lrh,
     Grh,
     Bth,
@@ -46,6 +48,7 @@ impl Layer {
             Self::Ipv6 => "IPv6",
             Self::Udp => "UDP",
             Self::Tcp => "TCP",
+            Self::Gre => "GRE/ERSPAN",
             Self::Lrh => "LRH",
             Self::Grh => "GRH",
             Self::Bth => "BTH",
@@ -231,6 +234,9 @@ pub struct Frame<'a> {
     pub udp: Option<UdpRepr>,
     pub other: Option<Other>,
     pub encap: Option<Encap>,
+    /// The GRE tunnel (an ERSPAN mirror session) the frame came in; the layers above are those
+    /// of the frame inside it.
+    pub tunnel: Option<Tunnel>,
     pub lrh: Option<LrhRepr>,
     pub grh: Option<GrhRepr>,
     pub bth: Option<BthRepr>,
@@ -248,6 +254,19 @@ pub struct Frame<'a> {
     /// The capture holds fewer bytes than the frame had on the wire.
     pub truncated: bool,
     pub error: Option<DecodeError>,
+}
+
+/// The outer headers of a frame that came through a GRE tunnel: a switch's ERSPAN mirror
+/// session, or transparent Ethernet bridging.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tunnel {
+    pub eth: Option<EthernetRepr>,
+    pub ipv4: Option<Ipv4Repr>,
+    pub ipv6: Option<Ipv6Repr>,
+    pub gre: GreRepr,
+    pub erspan: Option<ErspanRepr>,
+    /// Where the frame inside starts: its length on the wire is the outer one less this.
+    pub inner_at: usize,
 }
 
 /// Sign that a layer ran out of bytes; `Frame::fail` decides between truncated and malformed.
@@ -269,6 +288,7 @@ impl<'a> Frame<'a> {
             udp: None,
             other: None,
             encap: None,
+            tunnel: None,
             lrh: None,
             grh: None,
             bth: None,
@@ -624,6 +644,7 @@ impl<'a> Frame<'a> {
                 }
                 Ok(())
             }
+            crate::gre::IP_PROTOCOL => self.gre(at, opts),
             protocol::ICMP | protocol::ICMPV6 => {
                 if let Some(t) = d.get(at..at + 2) {
                     self.other = Some(if proto == protocol::ICMP {
@@ -642,6 +663,66 @@ impl<'a> Frame<'a> {
             }
             _ => Ok(()),
         }
+    }
+
+    /// GRE at `at`: a mirrored (ERSPAN) or bridged Ethernet frame is decoded in place of the
+    /// outer one, whose headers move into [`Frame::tunnel`]. One tunnel deep; other GRE payloads
+    /// are left undecoded.
+    fn gre(&mut self, at: usize, opts: &DecodeOptions) -> Step {
+        use crate::gre::protocol as gp;
+        if self.tunnel.is_some() {
+            return Ok(());
+        }
+        let d = self.data;
+        let Ok(p) = GrePacket::new_checked(&d[at.min(d.len())..]) else {
+            return self.short(Layer::Gre, at, "GRE header cut short");
+        };
+        let Ok(gre) = GreRepr::parse(&p) else {
+            return Err(());
+        };
+        let mut inner = at + gre.header_len();
+        let mut erspan = None;
+        match gre.protocol {
+            // Type I: no sequence number, no ERSPAN header.
+            gp::ERSPAN_II if gre.sequence.is_none() => {}
+            gp::ERSPAN_II | gp::ERSPAN_III => {
+                match ErspanRepr::parse(gre.protocol, &d[inner.min(d.len())..]) {
+                    Ok(e) => {
+                        inner += e.header_len();
+                        erspan = Some(e);
+                    }
+                    Err(Error::Truncated) => {
+                        return self.short(Layer::Gre, inner, "ERSPAN header cut short")
+                    }
+                    Err(Error::Malformed) => {
+                        return self.malformed(
+                            Layer::Gre,
+                            inner,
+                            "ERSPAN version does not match the GRE protocol type",
+                        )
+                    }
+                }
+            }
+            gp::TEB => {}
+            _ => return Ok(()),
+        }
+        self.tunnel = Some(Tunnel {
+            eth: self.eth.take(),
+            ipv4: self.ipv4.take(),
+            ipv6: self.ipv6.take(),
+            gre,
+            erspan,
+            inner_at: inner,
+        });
+        self.vlans = [None; 2];
+        if erspan.is_some_and(|e| e.truncated) {
+            self.truncated = true;
+        }
+        // ERSPAN III frame type 0 is an Ethernet frame; others (2: IP) are not decoded.
+        if erspan.is_some_and(|e| e.version == 2 && e.frame_type != 0) {
+            return Ok(());
+        }
+        self.ethernet(inner, opts)
     }
 
     fn check_icrc_v2(&mut self, ip_at: usize, hl: usize, icrc_end: usize, opts: &DecodeOptions) {

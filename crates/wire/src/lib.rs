@@ -16,6 +16,7 @@ pub mod ext;
 pub mod fields;
 pub mod filter;
 pub mod frame;
+pub mod gre;
 pub mod grh;
 pub mod icrc;
 pub mod ip;

@@ -21,6 +21,37 @@ fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
+/// `inner` mirrored by a switch: Ethernet, IPv4, GRE with a sequence number, ERSPAN Type II.
+fn mirrored(inner: &[u8]) -> Vec<u8> {
+    let total = (20 + 8 + 8 + inner.len()) as u16;
+    let mut f = unhex("02aa0000000102bb000000020800");
+    f.extend_from_slice(&[
+        0x45,
+        0,
+        (total >> 8) as u8,
+        total as u8,
+        0,
+        0,
+        0x40,
+        0,
+        64,
+        47,
+        0,
+        0,
+    ]);
+    f.extend_from_slice(&[192, 168, 9, 1, 192, 168, 9, 2]);
+    f.extend_from_slice(&unhex("100088be000000011064600500000007"));
+    f.extend_from_slice(inner);
+    f
+}
+
+fn sample(which: usize) -> Vec<u8> {
+    match which {
+        3 => mirrored(&unhex(V3)),
+        w => unhex([V3, V6, S1][w]),
+    }
+}
+
 fn touch_all(f: &Frame<'_>) {
     let m = RecordMeta::default();
     fields::visit(&m, f, &mut |_, v| {
@@ -37,8 +68,8 @@ proptest! {
     }
 
     #[test]
-    fn mutated_rdma_frames_never_panic(which in 0usize..3, flips in proptest::collection::vec((0usize..200, any::<u8>()), 1..6)) {
-        let mut data = unhex([V3, V6, S1][which]);
+    fn mutated_rdma_frames_never_panic(which in 0usize..4, flips in proptest::collection::vec((0usize..200, any::<u8>()), 1..6)) {
+        let mut data = sample(which);
         for (i, x) in flips {
             let n = data.len();
             data[i % n] ^= x;
@@ -48,8 +79,8 @@ proptest! {
     }
 
     #[test]
-    fn snaplen_cut_is_truncation_not_error(which in 0usize..3, cut in 0usize..120) {
-        let data = unhex([V3, V6, S1][which]);
+    fn snaplen_cut_is_truncation_not_error(which in 0usize..4, cut in 0usize..170) {
+        let data = sample(which);
         let cut = cut.min(data.len());
         let f = Frame::decode(1, &data[..cut], data.len() as u32, &DecodeOptions::default());
         prop_assert!(f.error.is_none(), "cut at {}: {:?}", cut, f.error);
@@ -99,4 +130,22 @@ fn padded_zero_length_send_locates_icrc_by_length() {
     let f = Frame::decode(1, &data, 60, &DecodeOptions::default());
     assert_eq!(f.icrc, Some(IcrcStatus::Ok));
     assert_eq!(f.payload_len, 0);
+}
+
+/// The mirrored vector decodes as the vector itself, inside its tunnel.
+#[test]
+fn mirrored_frame_decodes_inside_its_tunnel() {
+    let data = sample(3);
+    let f = Frame::decode(1, &data, data.len() as u32, &DecodeOptions::default());
+    let direct = unhex(V3);
+    let d = Frame::decode(1, &direct, direct.len() as u32, &DecodeOptions::default());
+    let t = f.tunnel.expect("a tunnel");
+    assert_eq!((t.erspan.map(|e| e.session), t.inner_at), (Some(5), 50));
+    assert_eq!(t.ipv4.map(|ip| ip.src), Some([192, 168, 9, 1]));
+    assert_eq!(
+        (f.ipv4, f.udp, f.bth, f.icrc),
+        (d.ipv4, d.udp, d.bth, d.icrc)
+    );
+    assert_eq!(f.icrc, Some(IcrcStatus::Ok));
+    assert!(f.error.is_none() && !f.truncated);
 }

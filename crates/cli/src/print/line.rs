@@ -26,6 +26,9 @@ pub fn write(o: &mut Vec<u8>, m: &RecordMeta, f: &Frame<'_>) -> Result {
     o.pushc(' ');
     fast::time_of_day(o, m.ts_ns);
     o.pushc(' ');
+    if let Some(t) = f.tunnel {
+        tunnel(o, &t)?;
+    }
     for v in f.vlans.iter().flatten() {
         write!(o, "vlan {} p{} ", v.vid, v.pcp)?;
     }
@@ -36,6 +39,28 @@ pub fn write(o: &mut Vec<u8>, m: &RecordMeta, f: &Frame<'_>) -> Result {
     }
     flags(o, f)?;
     o.pushc('\n');
+    Ok(())
+}
+
+/// The GRE tunnel a frame came in: its kind, outer addresses and mirror session.
+fn tunnel(o: &mut Vec<u8>, t: &rdmascope_wire::frame::Tunnel) -> Result {
+    let kind = match t.erspan {
+        Some(e) if e.version == 2 => "ERSPAN-III",
+        Some(_) => "ERSPAN-II",
+        None if t.gre.protocol == rdmascope_wire::gre::protocol::TEB => "GRE",
+        None => "ERSPAN-I",
+    };
+    o.push_str(kind);
+    o.pushc(' ');
+    if let Some(ip) = t.ipv4 {
+        write!(o, "{} > {}", Value::Ipv4(ip.src), Value::Ipv4(ip.dst))?;
+    } else if let Some(ip) = t.ipv6 {
+        write!(o, "{} > {}", Value::Ipv6(ip.src), Value::Ipv6(ip.dst))?;
+    }
+    if let Some(e) = t.erspan {
+        write!(o, " session {}", e.session)?;
+    }
+    o.push_str(": ");
     Ok(())
 }
 

@@ -18,6 +18,8 @@ fn title(prefix: &str) -> &'static str {
         "sll" => "Linux cooked capture",
         "erf" => "Extensible Record Format",
         "ipoib" => "IP over InfiniBand",
+        "gre" => "Generic Routing Encapsulation (the tunnel of the frame below)",
+        "erspan" => "Encapsulated Remote Switch Port Analyzer (a mirror session)",
         "eth" => "Ethernet II",
         "vlan" => "802.1Q Virtual LAN",
         "macc" => "MAC Control",
@@ -78,6 +80,7 @@ fn hex(name: &str) -> bool {
         "requestid",
         "eecn",
         "status",
+        "gre.proto",
     ];
     (H.iter().any(|h| name.contains(h)) && !name.ends_with("status") || name == "mad.status")
         && name != "frame.linktype"
@@ -97,11 +100,20 @@ fn meaning(name: &str, v: &Value<'_>) -> Option<String> {
             1 => "ICMP",
             6 => "TCP",
             17 => "UDP",
+            47 => "GRE",
             58 => "ICMPv6",
             _ => return None,
         }
         .to_string(),
         "frame.linktype" => rdmascope_wire::link::linktype_name(n as u32).to_string(),
+        "gre.proto" => match n {
+            0x88be => "ERSPAN Type I or II",
+            0x22eb => "ERSPAN Type III",
+            0x6558 => "Transparent Ethernet Bridging",
+            _ => return None,
+        }
+        .to_string(),
+        "erspan.direction" => ["ingress", "egress"][(n & 1) as usize].to_string(),
         _ => return None,
     })
 }
