@@ -1,7 +1,7 @@
 //! Frames a switch mirrors to a collector over GRE (ERSPAN Type I, II and III, and transparent
-//! Ethernet bridging): `analyze` of the mirrored capture reports what the direct capture
-//! reports, and `show` decodes the GRE and ERSPAN headers as tshark does, and the frame inside
-//! as if it had been captured directly.
+//! Ethernet bridging) or that come in VXLAN: `analyze` of the mirrored capture reports what the
+//! direct capture reports, and `show` decodes the GRE, ERSPAN and VXLAN headers as tshark does,
+//! and the frame inside as if it had been captured directly.
 
 mod common;
 
@@ -10,6 +10,8 @@ use rdmascope_capture::PcapWriter;
 use rdmascope_wire::fields::{self, RecordMeta};
 use rdmascope_wire::gre::{protocol, ErspanRepr, GreRepr};
 use rdmascope_wire::ip::Ipv4Repr;
+use rdmascope_wire::udp::UdpRepr;
+use rdmascope_wire::vxlan::VxlanRepr;
 use rdmascope_wire::DecodeOptions;
 use serde_json::Value;
 
@@ -19,10 +21,40 @@ enum Kind {
     TypeII,
     TypeIII,
     Teb,
+    Vxlan,
 }
 
-/// `inner` as a mirror session sends it: Ethernet, IPv4, GRE, the ERSPAN header, the frame.
+const KINDS: [Kind; 5] = [
+    Kind::TypeI,
+    Kind::TypeII,
+    Kind::TypeIII,
+    Kind::Teb,
+    Kind::Vxlan,
+];
+
+/// `inner` as a mirror session sends it: Ethernet, IPv4, GRE, the ERSPAN header, the frame;
+/// or Ethernet, IPv4, UDP to port 4789, VXLAN, the frame.
 fn wrap(kind: Kind, inner: &[u8], inner_len: u32, n: u32) -> (Vec<u8>, u32) {
+    if let Kind::Vxlan = kind {
+        let wire = 14 + 20 + 8 + 8 + inner_len;
+        let mut b = vec![0u8; 50];
+        b[..14].copy_from_slice(&[2, 0xaa, 0, 0, 0, 1, 2, 0xbb, 0, 0, 0, 2, 8, 0]);
+        outer_ip(17, wire, n).emit(&mut b[14..34]);
+        UdpRepr {
+            src_port: 50000 + (n % 1000) as u16,
+            dst_port: 4789,
+            length: (wire - 34) as u16,
+            checksum: 0,
+        }
+        .emit(&mut b[34..42]);
+        VxlanRepr {
+            flags: 0x0800,
+            vni: 0x12345,
+        }
+        .emit(&mut b[42..50]);
+        b.extend_from_slice(inner);
+        return (b, wire);
+    }
     let (gre, erspan) = match kind {
         Kind::TypeI => (gre(protocol::ERSPAN_II, None, None), None),
         Kind::TypeII => (
@@ -54,12 +86,23 @@ fn wrap(kind: Kind, inner: &[u8], inner_len: u32, n: u32) -> (Vec<u8>, u32) {
                 ..ErspanRepr::default()
             }),
         ),
-        Kind::Teb => (gre(protocol::TEB, None, None), None),
+        Kind::Teb | Kind::Vxlan => (gre(protocol::TEB, None, None), None),
     };
     let hdr = 14 + 20 + gre.header_len() + erspan.map_or(0, |e| e.header_len());
     let mut b = vec![0u8; hdr];
     b[..14].copy_from_slice(&[2, 0xaa, 0, 0, 0, 1, 2, 0xbb, 0, 0, 0, 2, 8, 0]);
     let wire = hdr as u32 + inner_len;
+    outer_ip(47, wire, n).emit(&mut b[14..34]);
+    gre.emit(&mut b[34..]);
+    if let Some(e) = erspan {
+        e.emit(&mut b[34 + gre.header_len()..]);
+    }
+    b.extend_from_slice(inner);
+    (b, wire)
+}
+
+/// The tunnel's IPv4 header, of a frame of `wire` bytes.
+fn outer_ip(protocol: u8, wire: u32, n: u32) -> Ipv4Repr {
     Ipv4Repr {
         header_len: 20,
         dscp: 0,
@@ -70,18 +113,11 @@ fn wrap(kind: Kind, inner: &[u8], inner_len: u32, n: u32) -> (Vec<u8>, u32) {
         more_frags: false,
         frag_offset: 0,
         ttl: 64,
-        protocol: 47,
+        protocol,
         checksum: 0,
         src: [192, 168, 9, 1],
         dst: [192, 168, 9, 2],
     }
-    .emit(&mut b[14..34]);
-    gre.emit(&mut b[34..]);
-    if let Some(e) = erspan {
-        e.emit(&mut b[34 + gre.header_len()..]);
-    }
-    b.extend_from_slice(inner);
-    (b, wire)
 }
 
 fn gre(proto: u16, key: Option<u32>, sequence: Option<u32>) -> GreRepr {
@@ -129,7 +165,7 @@ fn mirrored_captures_analyse_as_direct_ones() {
     let mut want = analyze(&direct);
     want["capture"]["files"] = Value::Null;
     assert!(want["totals"]["icrc"]["ok"].as_u64() > Some(3000));
-    for kind in [Kind::TypeI, Kind::TypeII, Kind::TypeIII, Kind::Teb] {
+    for kind in KINDS {
         let m = d.join(format!("mixed-{kind:?}.pcap"));
         mirror(&direct, &m, kind);
         let mut got = analyze(&m);
@@ -179,6 +215,8 @@ fn erspan_fields_equal_tshark() {
         "erspan.direction",
         "erspan.gra",
         "erspan.o",
+        "vxlan.flags",
+        "vxlan.vni",
         "infiniband.bth.opcode",
         "infiniband.bth.destqp",
         "infiniband.bth.psn",
@@ -194,7 +232,7 @@ fn erspan_fields_equal_tshark() {
     ];
     let opts = DecodeOptions::default();
     let mut compared = 0;
-    for kind in [Kind::TypeI, Kind::TypeII, Kind::TypeIII, Kind::Teb] {
+    for kind in KINDS {
         let m = d.join(format!("lossy-{kind:?}.pcap"));
         mirror(&direct, &m, kind);
         let recs = common::read_all(&m);

@@ -114,17 +114,22 @@ pub fn visit<'a>(m: &RecordMeta, fr: &Frame<'a>, f: &mut dyn FnMut(&'static str,
         }
     }
     if let Some(t) = fr.tunnel {
-        let g = t.gre;
-        f("gre.flags_and_version", U(u64::from(g.flags_version)));
-        f("gre.proto", U(u64::from(g.protocol)));
-        if let Some(c) = g.checksum {
-            f("gre.checksum", U(u64::from(c >> 16)));
+        if let Some(g) = t.gre {
+            f("gre.flags_and_version", U(u64::from(g.flags_version)));
+            f("gre.proto", U(u64::from(g.protocol)));
+            if let Some(c) = g.checksum {
+                f("gre.checksum", U(u64::from(c >> 16)));
+            }
+            if let Some(k) = g.key {
+                f("gre.key", U(u64::from(k)));
+            }
+            if let Some(n) = g.sequence {
+                f("gre.sequence_number", U(u64::from(n)));
+            }
         }
-        if let Some(k) = g.key {
-            f("gre.key", U(u64::from(k)));
-        }
-        if let Some(n) = g.sequence {
-            f("gre.sequence_number", U(u64::from(n)));
+        if let Some(v) = t.vxlan {
+            f("vxlan.flags", U(u64::from(v.flags)));
+            f("vxlan.vni", U(u64::from(v.vni)));
         }
         if let Some(e) = t.erspan {
             f("erspan.version", U(u64::from(e.version)));

@@ -15,6 +15,7 @@ use crate::macctl::MacControl;
 use crate::mad::Mad;
 use crate::opcode::{OpInfo, Operation, Transport};
 use crate::udp::{UdpPacket, UdpRepr, ROCE_V2_PORT};
+use crate::vxlan::{self, VxlanRepr};
 use crate::{bth, grh, icrc, Error};
 
 /// The layer a decode error or a field belongs to.
@@ -48,7 +49,7 @@ impl Layer {
             Self::Ipv6 => "IPv6",
             Self::Udp => "UDP",
             Self::Tcp => "TCP",
-            Self::Gre => "GRE/ERSPAN",
+            Self::Gre => "tunnel (GRE, ERSPAN, VXLAN)",
             Self::Lrh => "LRH",
             Self::Grh => "GRH",
             Self::Bth => "BTH",
@@ -256,15 +257,17 @@ pub struct Frame<'a> {
     pub error: Option<DecodeError>,
 }
 
-/// The outer headers of a frame that came through a GRE tunnel: a switch's ERSPAN mirror
-/// session, or transparent Ethernet bridging.
+/// The outer headers of a frame that came through a tunnel: GRE (a switch's ERSPAN mirror
+/// session, or transparent Ethernet bridging) or VXLAN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tunnel {
     pub eth: Option<EthernetRepr>,
     pub ipv4: Option<Ipv4Repr>,
     pub ipv6: Option<Ipv6Repr>,
-    pub gre: GreRepr,
+    pub gre: Option<GreRepr>,
     pub erspan: Option<ErspanRepr>,
+    pub udp: Option<UdpRepr>,
+    pub vxlan: Option<VxlanRepr>,
     /// Where the frame inside starts: its length on the wire is the outer one less this.
     pub inner_at: usize,
 }
@@ -621,6 +624,12 @@ impl<'a> Frame<'a> {
                         "UDP length runs past the IP packet",
                     );
                 }
+                if u.dst_port == vxlan::PORT
+                    && self.tunnel.is_none()
+                    && !opts.is_roce_port(u.dst_port)
+                {
+                    return self.vxlan(at + 8, opts);
+                }
                 if opts.is_roce_port(u.dst_port) {
                     self.encap = Some(Encap::RoceV2);
                     let tstart = at + 8;
@@ -710,8 +719,10 @@ impl<'a> Frame<'a> {
             eth: self.eth.take(),
             ipv4: self.ipv4.take(),
             ipv6: self.ipv6.take(),
-            gre,
+            gre: Some(gre),
             erspan,
+            udp: None,
+            vxlan: None,
             inner_at: inner,
         });
         self.vlans = [None; 2];
@@ -722,6 +733,27 @@ impl<'a> Frame<'a> {
         if erspan.is_some_and(|e| e.version == 2 && e.frame_type != 0) {
             return Ok(());
         }
+        self.ethernet(inner, opts)
+    }
+
+    /// VXLAN at `at`: the Ethernet frame inside is decoded in place of the outer one, as for GRE.
+    fn vxlan(&mut self, at: usize, opts: &DecodeOptions) -> Step {
+        let d = self.data;
+        let Ok(v) = VxlanRepr::parse(&d[at.min(d.len())..]) else {
+            return self.short(Layer::Gre, at, "VXLAN header cut short");
+        };
+        let inner = at + vxlan::HEADER_LEN;
+        self.tunnel = Some(Tunnel {
+            eth: self.eth.take(),
+            ipv4: self.ipv4.take(),
+            ipv6: self.ipv6.take(),
+            gre: None,
+            erspan: None,
+            udp: self.udp.take(),
+            vxlan: Some(v),
+            inner_at: inner,
+        });
+        self.vlans = [None; 2];
         self.ethernet(inner, opts)
     }
 

@@ -27,6 +27,7 @@ pub mod macctl;
 pub mod mad;
 pub mod opcode;
 pub mod udp;
+pub mod vxlan;
 
 pub use fields::Value;
 pub use frame::{DecodeOptions, Frame, IcrcStatus, Layer};

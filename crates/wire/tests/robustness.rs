@@ -45,9 +45,36 @@ fn mirrored(inner: &[u8]) -> Vec<u8> {
     f
 }
 
+/// `inner` in VXLAN: Ethernet, IPv4, UDP to port 4789, VXLAN with VNI 0x1234.
+fn in_vxlan(inner: &[u8]) -> Vec<u8> {
+    let total = (20 + 8 + 8 + inner.len()) as u16;
+    let udp = total - 20;
+    let mut f = unhex("02aa0000000102bb000000020800");
+    f.extend_from_slice(&[
+        0x45,
+        0,
+        (total >> 8) as u8,
+        total as u8,
+        0,
+        0,
+        0x40,
+        0,
+        64,
+        17,
+        0,
+        0,
+    ]);
+    f.extend_from_slice(&[192, 168, 9, 1, 192, 168, 9, 2, 0xc3, 0x50, 0x12, 0xb5]);
+    f.extend_from_slice(&[(udp >> 8) as u8, udp as u8, 0, 0]);
+    f.extend_from_slice(&unhex("0800000000123400"));
+    f.extend_from_slice(inner);
+    f
+}
+
 fn sample(which: usize) -> Vec<u8> {
     match which {
         3 => mirrored(&unhex(V3)),
+        4 => in_vxlan(&unhex(V6)),
         w => unhex([V3, V6, S1][w]),
     }
 }
@@ -68,7 +95,7 @@ proptest! {
     }
 
     #[test]
-    fn mutated_rdma_frames_never_panic(which in 0usize..4, flips in proptest::collection::vec((0usize..200, any::<u8>()), 1..6)) {
+    fn mutated_rdma_frames_never_panic(which in 0usize..5, flips in proptest::collection::vec((0usize..200, any::<u8>()), 1..6)) {
         let mut data = sample(which);
         for (i, x) in flips {
             let n = data.len();
@@ -79,7 +106,7 @@ proptest! {
     }
 
     #[test]
-    fn snaplen_cut_is_truncation_not_error(which in 0usize..4, cut in 0usize..170) {
+    fn snaplen_cut_is_truncation_not_error(which in 0usize..5, cut in 0usize..170) {
         let data = sample(which);
         let cut = cut.min(data.len());
         let f = Frame::decode(1, &data[..cut], data.len() as u32, &DecodeOptions::default());
@@ -132,7 +159,8 @@ fn padded_zero_length_send_locates_icrc_by_length() {
     assert_eq!(f.payload_len, 0);
 }
 
-/// The mirrored vector decodes as the vector itself, inside its tunnel.
+/// The mirrored vector, and a vector in VXLAN, decode as the vectors themselves, inside their
+/// tunnels.
 #[test]
 fn mirrored_frame_decodes_inside_its_tunnel() {
     let data = sample(3);
@@ -148,4 +176,18 @@ fn mirrored_frame_decodes_inside_its_tunnel() {
     );
     assert_eq!(f.icrc, Some(IcrcStatus::Ok));
     assert!(f.error.is_none() && !f.truncated);
+    let data = sample(4);
+    let f = Frame::decode(1, &data, data.len() as u32, &DecodeOptions::default());
+    let direct = unhex(V6);
+    let d = Frame::decode(1, &direct, direct.len() as u32, &DecodeOptions::default());
+    let t = f.tunnel.expect("a tunnel");
+    assert_eq!(
+        (t.vxlan.map(|v| v.vni), t.udp.map(|u| u.dst_port)),
+        (Some(0x1234), Some(4789))
+    );
+    assert_eq!(
+        (f.ipv4, f.udp, f.bth, f.ext.reth, f.icrc),
+        (d.ipv4, d.udp, d.bth, d.ext.reth, d.icrc)
+    );
+    assert_eq!(f.icrc, Some(IcrcStatus::Ok));
 }

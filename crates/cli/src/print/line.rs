@@ -42,13 +42,14 @@ pub fn write(o: &mut Vec<u8>, m: &RecordMeta, f: &Frame<'_>) -> Result {
     Ok(())
 }
 
-/// The GRE tunnel a frame came in: its kind, outer addresses and mirror session.
+/// The tunnel a frame came in: its kind, outer addresses, and mirror session or VNI.
 fn tunnel(o: &mut Vec<u8>, t: &rdmascope_wire::frame::Tunnel) -> Result {
-    let kind = match t.erspan {
-        Some(e) if e.version == 2 => "ERSPAN-III",
-        Some(_) => "ERSPAN-II",
-        None if t.gre.protocol == rdmascope_wire::gre::protocol::TEB => "GRE",
-        None => "ERSPAN-I",
+    let kind = match (t.erspan, t.gre) {
+        (Some(e), _) if e.version == 2 => "ERSPAN-III",
+        (Some(_), _) => "ERSPAN-II",
+        (None, Some(g)) if g.protocol == rdmascope_wire::gre::protocol::ERSPAN_II => "ERSPAN-I",
+        (None, Some(_)) => "GRE",
+        (None, None) => "VXLAN",
     };
     o.push_str(kind);
     o.pushc(' ');
@@ -59,6 +60,9 @@ fn tunnel(o: &mut Vec<u8>, t: &rdmascope_wire::frame::Tunnel) -> Result {
     }
     if let Some(e) = t.erspan {
         write!(o, " session {}", e.session)?;
+    }
+    if let Some(v) = t.vxlan {
+        write!(o, " vni {}", v.vni)?;
     }
     o.push_str(": ");
     Ok(())

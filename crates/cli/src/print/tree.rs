@@ -20,6 +20,7 @@ fn title(prefix: &str) -> &'static str {
         "ipoib" => "IP over InfiniBand",
         "gre" => "Generic Routing Encapsulation (the tunnel of the frame below)",
         "erspan" => "Encapsulated Remote Switch Port Analyzer (a mirror session)",
+        "vxlan" => "Virtual eXtensible Local Area Network (the tunnel of the frame below)",
         "eth" => "Ethernet II",
         "vlan" => "802.1Q Virtual LAN",
         "macc" => "MAC Control",
