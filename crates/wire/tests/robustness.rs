@@ -176,6 +176,13 @@ fn mirrored_frame_decodes_inside_its_tunnel() {
     );
     assert_eq!(f.icrc, Some(IcrcStatus::Ok));
     assert!(f.error.is_none() && !f.truncated);
+    let m = RecordMeta::default();
+    let hit = |s: &str, f: &Frame<'_>| Filter::new(s).unwrap().matches(&m, f);
+    assert!(hit(
+        "erspan.spanid == 5 && gre.proto == 0x88be && ip.src == 10.0.0.1",
+        &f
+    ));
+    assert!(!hit("vxlan", &f));
     let data = sample(4);
     let f = Frame::decode(1, &data, data.len() as u32, &DecodeOptions::default());
     let direct = unhex(V6);
@@ -190,4 +197,8 @@ fn mirrored_frame_decodes_inside_its_tunnel() {
         (d.ipv4, d.udp, d.bth, d.ext.reth, d.icrc)
     );
     assert_eq!(f.icrc, Some(IcrcStatus::Ok));
+    assert!(hit(
+        "vxlan.vni == 0x1234 && reth.dmalen == 8 && !erspan",
+        &f
+    ));
 }
