@@ -21,54 +21,28 @@ fn unhex(s: &str) -> Vec<u8> {
         .collect()
 }
 
-/// `inner` mirrored by a switch: Ethernet, IPv4, GRE with a sequence number, ERSPAN Type II.
-fn mirrored(inner: &[u8]) -> Vec<u8> {
-    let total = (20 + 8 + 8 + inner.len()) as u16;
+/// `tunnel` then `inner`, behind Ethernet and an IPv4 header of protocol `proto`.
+fn behind(proto: u8, tunnel: &[u8], inner: &[u8]) -> Vec<u8> {
+    let [hi, lo] = ((20 + tunnel.len() + inner.len()) as u16).to_be_bytes();
     let mut f = unhex("02aa0000000102bb000000020800");
-    f.extend_from_slice(&[
-        0x45,
-        0,
-        (total >> 8) as u8,
-        total as u8,
-        0,
-        0,
-        0x40,
-        0,
-        64,
-        47,
-        0,
-        0,
-    ]);
+    f.extend_from_slice(&[0x45, 0, hi, lo, 0, 0, 0x40, 0, 64, proto, 0, 0]);
     f.extend_from_slice(&[192, 168, 9, 1, 192, 168, 9, 2]);
-    f.extend_from_slice(&unhex("100088be000000011064600500000007"));
+    f.extend_from_slice(tunnel);
     f.extend_from_slice(inner);
     f
 }
 
-/// `inner` in VXLAN: Ethernet, IPv4, UDP to port 4789, VXLAN with VNI 0x1234.
+/// `inner` mirrored by a switch: GRE with a sequence number, ERSPAN Type II session 5.
+fn mirrored(inner: &[u8]) -> Vec<u8> {
+    behind(47, &unhex("100088be000000011064600500000007"), inner)
+}
+
+/// `inner` in VXLAN: UDP to port 4789, VXLAN with VNI 0x1234.
 fn in_vxlan(inner: &[u8]) -> Vec<u8> {
-    let total = (20 + 8 + 8 + inner.len()) as u16;
-    let udp = total - 20;
-    let mut f = unhex("02aa0000000102bb000000020800");
-    f.extend_from_slice(&[
-        0x45,
-        0,
-        (total >> 8) as u8,
-        total as u8,
-        0,
-        0,
-        0x40,
-        0,
-        64,
-        17,
-        0,
-        0,
-    ]);
-    f.extend_from_slice(&[192, 168, 9, 1, 192, 168, 9, 2, 0xc3, 0x50, 0x12, 0xb5]);
-    f.extend_from_slice(&[(udp >> 8) as u8, udp as u8, 0, 0]);
-    f.extend_from_slice(&unhex("0800000000123400"));
-    f.extend_from_slice(inner);
-    f
+    let [hi, lo] = ((16 + inner.len()) as u16).to_be_bytes();
+    let mut t = vec![0xc3, 0x50, 0x12, 0xb5, hi, lo, 0, 0];
+    t.extend_from_slice(&unhex("0800000000123400"));
+    behind(17, &t, inner)
 }
 
 fn sample(which: usize) -> Vec<u8> {
