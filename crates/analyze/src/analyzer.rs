@@ -208,8 +208,9 @@ impl Event {
         }
     }
 
-    /// Extracts what the analysis needs from a decoded frame. A frame mirrored through a GRE
-    /// tunnel (ERSPAN) is the frame inside, with its own length on the wire.
+    /// Extracts what the analysis needs from a decoded frame. A frame that came through a
+    /// tunnel (an ERSPAN mirror session, VXLAN) is the frame inside, with its own length on the
+    /// wire.
     #[inline]
     pub fn new(mut meta: PacketMeta, f: &Frame<'_>) -> Self {
         if let Some(t) = f.tunnel {

@@ -29,7 +29,8 @@ pub enum Layer {
     Ipv6,
     Udp,
     Tcp,
-    Gre,
+    /// GRE, ERSPAN or VXLAN.
+    Tunnel,
     Lrh,
     Grh,
     Bth,
@@ -49,7 +50,7 @@ impl Layer {
             Self::Ipv6 => "IPv6",
             Self::Udp => "UDP",
             Self::Tcp => "TCP",
-            Self::Gre => "tunnel (GRE, ERSPAN, VXLAN)",
+            Self::Tunnel => "tunnel (GRE, ERSPAN, VXLAN)",
             Self::Lrh => "LRH",
             Self::Grh => "GRH",
             Self::Bth => "BTH",
@@ -684,7 +685,7 @@ impl<'a> Frame<'a> {
         }
         let d = self.data;
         let Ok(p) = GrePacket::new_checked(&d[at.min(d.len())..]) else {
-            return self.short(Layer::Gre, at, "GRE header cut short");
+            return self.short(Layer::Tunnel, at, "GRE header cut short");
         };
         let Ok(gre) = GreRepr::parse(&p) else {
             return Err(());
@@ -701,11 +702,11 @@ impl<'a> Frame<'a> {
                         erspan = Some(e);
                     }
                     Err(Error::Truncated) => {
-                        return self.short(Layer::Gre, inner, "ERSPAN header cut short")
+                        return self.short(Layer::Tunnel, inner, "ERSPAN header cut short")
                     }
                     Err(Error::Malformed) => {
                         return self.malformed(
-                            Layer::Gre,
+                            Layer::Tunnel,
                             inner,
                             "ERSPAN version does not match the GRE protocol type",
                         )
@@ -740,7 +741,7 @@ impl<'a> Frame<'a> {
     fn vxlan(&mut self, at: usize, opts: &DecodeOptions) -> Step {
         let d = self.data;
         let Ok(v) = VxlanRepr::parse(&d[at.min(d.len())..]) else {
-            return self.short(Layer::Gre, at, "VXLAN header cut short");
+            return self.short(Layer::Tunnel, at, "VXLAN header cut short");
         };
         let inner = at + vxlan::HEADER_LEN;
         self.tunnel = Some(Tunnel {
