@@ -22,6 +22,9 @@ enum Kind {
     TypeIII,
     Teb,
     Vxlan,
+    /// Type II of a frame whose 802.1Q tag the switch removed (En = 2), its VLAN and priority
+    /// in the ERSPAN header.
+    TypeIITagRemoved,
 }
 
 const KINDS: [Kind; 5] = [
@@ -34,7 +37,8 @@ const KINDS: [Kind; 5] = [
 
 /// `inner` as a mirror session sends it: Ethernet, IPv4, GRE, the ERSPAN header, the frame;
 /// or Ethernet, IPv4, UDP to port 4789, VXLAN, the frame.
-fn wrap(kind: Kind, inner: &[u8], inner_len: u32, n: u32) -> (Vec<u8>, u32) {
+/// `tci` is the 802.1Q tag removed from the frame, for [`Kind::TypeIITagRemoved`].
+fn wrap(kind: Kind, inner: &[u8], inner_len: u32, n: u32, tci: Option<u16>) -> (Vec<u8>, u32) {
     if let Kind::Vxlan = kind {
         let wire = 14 + 20 + 8 + 8 + inner_len;
         let mut b = vec![0u8; 50];
@@ -57,13 +61,13 @@ fn wrap(kind: Kind, inner: &[u8], inner_len: u32, n: u32) -> (Vec<u8>, u32) {
     }
     let (gre, erspan) = match kind {
         Kind::TypeI => (gre(protocol::ERSPAN_II, None, None), None),
-        Kind::TypeII => (
+        Kind::TypeII | Kind::TypeIITagRemoved => (
             gre(protocol::ERSPAN_II, None, Some(n)),
             Some(ErspanRepr {
                 version: 1,
-                vlan: 100,
-                cos: 3,
-                encap: 2,
+                vlan: tci.map_or(100, |t| t & 0xfff),
+                cos: tci.map_or(3, |t| (t >> 13) as u8),
+                encap: if tci.is_some() { 2 } else { 0 },
                 session: 5,
                 index: n & 0xfffff,
                 ..ErspanRepr::default()
@@ -136,7 +140,14 @@ fn mirror(direct: &std::path::Path, out: &std::path::Path, kind: Kind) {
     let f = std::fs::File::create(out).unwrap();
     let mut w = PcapWriter::new(std::io::BufWriter::new(f), 1, 262_144).unwrap();
     for r in &recs {
-        let (b, wire) = wrap(kind, &r.data, r.orig_len, r.number as u32);
+        let (mut data, mut len, mut tci) = (r.data.clone(), r.orig_len, None);
+        // PFC and LLDP frames are untagged.
+        if matches!(kind, Kind::TypeIITagRemoved) && data[12..14] == [0x81, 0x00] {
+            tci = Some(u16::from_be_bytes([data[14], data[15]]));
+            data.drain(12..16);
+            len -= 4;
+        }
+        let (b, wire) = wrap(kind, &data, len, r.number as u32, tci);
         w.write(r.ts_ns, wire, &b).unwrap();
     }
     w.flush().unwrap();
@@ -278,4 +289,52 @@ fn erspan_fields_equal_tshark() {
         }
     }
     assert!(compared > 20_000, "{compared}");
+}
+
+/// A switch that removes the 802.1Q tag of the frames it mirrors keeps their priority in the
+/// ERSPAN header: the analysis takes it from there, so the priorities RDMA data uses, and the
+/// findings, are those of the tagged capture.
+#[test]
+fn erspan_cos_stands_for_a_removed_tag() {
+    let d = common::tmp_dir("erspan");
+    let direct = d.join("tagged.pcap");
+    let o = bin()
+        .args([
+            "gen",
+            "--scenario",
+            "mixed",
+            "--packets",
+            "3000",
+            "--vlan",
+            "100",
+        ])
+        .args(["--pcp", "5", "-o"])
+        .arg(&direct)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let m = d.join("tagged-removed.pcap");
+    mirror(&direct, &m, Kind::TypeIITagRemoved);
+    let (want, got) = (analyze(&direct), analyze(&m));
+    let prios = |r: &Value| -> Vec<Value> {
+        r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["priorities"].clone())
+            .collect()
+    };
+    let codes = |r: &Value| -> Vec<Value> {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["code"].clone())
+            .collect()
+    };
+    // PCP 5 under DSCP 26: the tag, not the DSCP (priority 3), gives the priority.
+    assert!(prios(&want).iter().any(|p| p.to_string().contains('5')));
+    assert_eq!(prios(&got), prios(&want));
+    assert_eq!(codes(&got), codes(&want));
+    assert_eq!(got["totals"]["opcodes"], want["totals"]["opcodes"]);
 }

@@ -953,9 +953,20 @@ impl<'a> Frame<'a> {
         &self.data[s..e]
     }
 
-    /// The VLAN priority of the innermost tag, if tagged.
+    /// The VLAN priority of the innermost tag, if tagged; for a frame an ERSPAN Type II session
+    /// mirrored without its 802.1Q tag (En = 2: the tag was there and is not kept), the priority
+    /// ERSPAN carries for it (COS).
     pub fn pcp(&self) -> Option<u8> {
-        self.vlans.iter().rev().flatten().next().map(|v| v.pcp)
+        self.vlans
+            .iter()
+            .rev()
+            .flatten()
+            .next()
+            .map(|v| v.pcp)
+            .or_else(|| {
+                let e = self.tunnel?.erspan?;
+                (e.version == 1 && e.encap == 2).then_some(e.cos)
+            })
     }
 
     /// ECN bits of the IP header.
