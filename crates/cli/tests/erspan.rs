@@ -153,6 +153,20 @@ fn mirror(direct: &std::path::Path, out: &std::path::Path, kind: Kind) {
     w.flush().unwrap();
 }
 
+/// A `gen` capture in `dir`.
+fn generated(dir: &std::path::Path, name: &str, args: &[&str]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    let o = bin()
+        .arg("gen")
+        .args(args)
+        .arg("-o")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    path
+}
+
 fn analyze(path: &std::path::Path) -> Value {
     let o = bin()
         .args(["analyze", "--json"])
@@ -166,13 +180,11 @@ fn analyze(path: &std::path::Path) -> Value {
 #[test]
 fn mirrored_captures_analyse_as_direct_ones() {
     let d = common::tmp_dir("erspan");
-    let direct = d.join("mixed.pcap");
-    let o = bin()
-        .args(["gen", "--scenario", "mixed", "--packets", "4000", "-o"])
-        .arg(&direct)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let direct = generated(
+        &d,
+        "mixed.pcap",
+        &["--scenario", "mixed", "--packets", "4000"],
+    );
     let mut want = analyze(&direct);
     want["capture"]["files"] = Value::Null;
     assert!(want["totals"]["icrc"]["ok"].as_u64() > Some(3000));
@@ -197,13 +209,11 @@ fn erspan_fields_equal_tshark() {
         return;
     };
     let d = common::tmp_dir("erspan");
-    let direct = d.join("lossy.pcap");
-    let o = bin()
-        .args(["gen", "--scenario", "lossy", "--packets", "1500", "-o"])
-        .arg(&direct)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let direct = generated(
+        &d,
+        "lossy.pcap",
+        &["--scenario", "lossy", "--packets", "1500"],
+    );
     // The tunnel's fields occur once; the mirrored frame's IP and UDP fields are compared at
     // their last occurrence (tshark lists the outer and the inner one).
     let first = [
@@ -297,22 +307,17 @@ fn erspan_fields_equal_tshark() {
 #[test]
 fn erspan_cos_stands_for_a_removed_tag() {
     let d = common::tmp_dir("erspan");
-    let direct = d.join("tagged.pcap");
-    let o = bin()
-        .args([
-            "gen",
-            "--scenario",
-            "mixed",
-            "--packets",
-            "3000",
-            "--vlan",
-            "100",
-        ])
-        .args(["--pcp", "5", "-o"])
-        .arg(&direct)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let args = [
+        "--scenario",
+        "mixed",
+        "--packets",
+        "3000",
+        "--vlan",
+        "100",
+        "--pcp",
+        "5",
+    ];
+    let direct = generated(&d, "tagged.pcap", &args);
     let m = d.join("tagged-removed.pcap");
     mirror(&direct, &m, Kind::TypeIITagRemoved);
     let (want, got) = (analyze(&direct), analyze(&m));
