@@ -10,6 +10,10 @@
 //! returns `None` and goes through [`Frame::decode`]; where this path answers, its event equals
 //! the general one — the tests check that on every scenario and on damaged bytes.
 //!
+//! A switch's mirror of such a frame takes this path too: GRE over IPv4 carrying ERSPAN Type I,
+//! II or III or a bridged Ethernet frame, or VXLAN; the event is the frame inside, as
+//! [`Frame::decode`] makes it.
+//!
 //! [`Frame`]: rdmascope_wire::Frame
 //! [`Frame::decode`]: rdmascope_wire::Frame::decode
 
@@ -17,6 +21,7 @@ use rdmascope_wire::bth::{self, BthPacket};
 use rdmascope_wire::ethernet::{self, ethertype, EthernetFrame, VlanRepr};
 use rdmascope_wire::ext::{Aeth, Reth};
 use rdmascope_wire::frame::Encap;
+use rdmascope_wire::gre::{self, ErspanRepr, GrePacket, GreRepr};
 use rdmascope_wire::grh::{self, GrhPacket};
 use rdmascope_wire::icrc;
 use rdmascope_wire::ip::{protocol, Ipv4Packet, Ipv6Packet};
@@ -24,6 +29,7 @@ use rdmascope_wire::link::{erf_type, linktype, ErfRepr, Sll2Repr, SllRepr};
 use rdmascope_wire::lrh::{self, LrhPacket};
 use rdmascope_wire::opcode::{ext, OpInfo, Operation, Transport};
 use rdmascope_wire::udp::UdpPacket;
+use rdmascope_wire::vxlan::{self, VxlanRepr};
 use rdmascope_wire::{DecodeOptions, IcrcStatus};
 
 use crate::analyzer::{flow_slot, mac_word, v4_pair, Bth, Event, Node, PacketMeta};
@@ -51,6 +57,9 @@ pub(crate) fn event(
     if link == linktype::ETHERNET {
         if let Some(h) = ethernet_ipv4(d, truncated, opts) {
             return transport(e, meta, d, &h, opts);
+        }
+        if let Some(t) = tunnel(d, truncated, opts) {
+            return tunnelled(e, meta, &d[t.inner_at..], t, truncated, opts);
         }
     }
     let h = match link {
@@ -258,6 +267,113 @@ fn ethernet_ipv4(d: &[u8], truncated: bool, opts: &DecodeOptions) -> Option<Belo
         },
         vcrc: None,
     })
+}
+
+/// Where a tunnel's inner Ethernet frame starts, and what the tunnel says of it.
+struct Outer {
+    inner_at: usize,
+    /// ERSPAN's T bit: the mirror session cut the frame.
+    cut: bool,
+    /// ERSPAN Type II's COS of a frame mirrored without its 802.1Q tag (En = 2).
+    cos: Option<u8>,
+}
+
+/// The tunnel of a mirrored or overlay frame: Ethernet (at most one VLAN tag), IPv4 (not a
+/// fragment) and GRE carrying ERSPAN Type I, II or III (frame type Ethernet) or bridged
+/// Ethernet (RFC 1701, RFC 7637), or UDP to port 4789 and VXLAN (RFC 7348) when 4789 is not
+/// read as RoCEv2. The checks are the general decoder's; anything else is left to it.
+#[inline(never)]
+fn tunnel(d: &[u8], truncated: bool, opts: &DecodeOptions) -> Option<Outer> {
+    let eth = EthernetFrame::new_checked(d).ok()?;
+    let mut at = ethernet::HEADER_LEN;
+    let mut ty = eth.ethertype();
+    if ethernet::is_vlan_tpid(ty) {
+        ty = VlanRepr::parse(ty, d.get(at..)?).ok()?.ethertype;
+        at += ethernet::VLAN_LEN;
+    }
+    if ty != ethertype::IPV4 {
+        return None;
+    }
+    let ip = Ipv4Packet::new_checked(&d[at..]).ok()?;
+    let end = at + usize::from(ip.total_len());
+    if ip.more_frags() || ip.frag_offset() != 0 || (end > d.len() && !truncated) {
+        return None;
+    }
+    let p_at = at + ip.header_len();
+    match ip.protocol() {
+        gre::IP_PROTOCOL => {
+            let g = GreRepr::parse(&GrePacket::new_checked(d.get(p_at..)?).ok()?).ok()?;
+            let mut inner_at = p_at + g.header_len();
+            let mut t = Outer {
+                inner_at,
+                cut: false,
+                cos: None,
+            };
+            match g.protocol {
+                // Type I: no sequence number, no ERSPAN header.
+                gre::protocol::ERSPAN_II if g.sequence.is_none() => {}
+                gre::protocol::ERSPAN_II | gre::protocol::ERSPAN_III => {
+                    let e = ErspanRepr::parse(g.protocol, &d[inner_at..]).ok()?;
+                    if e.version == 2 && e.frame_type != 0 {
+                        return None;
+                    }
+                    inner_at += e.header_len();
+                    t = Outer {
+                        inner_at,
+                        cut: e.truncated,
+                        cos: (e.version == 1 && e.encap == 2).then_some(e.cos),
+                    };
+                }
+                gre::protocol::TEB => {}
+                _ => return None,
+            }
+            Some(t)
+        }
+        protocol::UDP => {
+            let udp = UdpPacket::new_checked(d.get(p_at..)?).ok()?;
+            if p_at + usize::from(udp.len()) > end
+                || udp.dst_port() != vxlan::PORT
+                || opts.is_roce_port(vxlan::PORT)
+            {
+                return None;
+            }
+            let inner_at = p_at + UDP_HEADER_LEN;
+            VxlanRepr::parse(&d[inner_at..]).ok()?;
+            Some(Outer {
+                inner_at: inner_at + vxlan::HEADER_LEN,
+                cut: false,
+                cos: None,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The event of the RoCEv2 frame `d` that came through tunnel `t` (`truncated`: the whole
+/// frame was cut): its own length on the wire, its own headers, and the priority ERSPAN carries
+/// for it when its tag was removed.
+#[inline(never)]
+fn tunnelled(
+    e: &mut Event,
+    mut meta: PacketMeta,
+    d: &[u8],
+    t: Outer,
+    truncated: bool,
+    opts: &DecodeOptions,
+) -> Option<()> {
+    let truncated = truncated || t.cut;
+    let mut h = ethernet_ipv4(d, truncated, opts)
+        .or_else(|| rocev2(d, linktype::ETHERNET, truncated, opts))?;
+    if let Some(cos) = t.cos {
+        // Both readings took at most one tag, so an untagged frame has its ethertype at 12.
+        if !ethernet::is_vlan_tpid(u16::from_be_bytes([d[12], d[13]])) {
+            h.prio = cos;
+        }
+    }
+    meta.orig_len = meta
+        .orig_len
+        .saturating_sub(u32::try_from(t.inner_at).unwrap_or(u32::MAX));
+    transport(e, meta, d, &h, opts)
 }
 
 /// Native IB at `at`: an LRH (IBTA §7.7), then the BTH (LNH "IBA local") or a GRH (§8.3, LNH
@@ -495,6 +611,133 @@ mod tests {
         out
     }
 
+    /// The Ethernet frames of `frames` as a switch mirrors them (GRE with ERSPAN Type I, II or
+    /// III, or bridged Ethernet, some with an outer VLAN tag) or VXLAN carries them, one kind
+    /// after the other; a tagged frame's Type II mirror also without its tag (En = 2).
+    fn mirrored(frames: &[(u32, u32, Vec<u8>)]) -> Vec<(u32, u32, Vec<u8>)> {
+        use rdmascope_wire::ip::Ipv4Repr;
+        use rdmascope_wire::udp::UdpRepr;
+        let mut out = Vec::new();
+        for (n, (link, orig, d)) in frames.iter().enumerate() {
+            if *link != linktype::ETHERNET || d.len() < 14 {
+                continue;
+            }
+            let n32 = n as u32;
+            let (mut inner, mut inner_orig, mut tci) = (d.clone(), *orig, None);
+            let kind = n % 7;
+            if kind == 6 && d[12..14] == [0x81, 0x00] && d.len() >= 18 {
+                tci = Some(u16::from_be_bytes([d[14], d[15]]));
+                inner.drain(12..16);
+                inner_orig -= 4;
+            }
+            let sequence = (kind != 0).then_some(n32);
+            let g = |proto, key| GreRepr {
+                flags_version: 0,
+                protocol: proto,
+                checksum: (n % 5 == 1).then_some(0),
+                key,
+                sequence,
+            };
+            let mut tail = Vec::new();
+            let ip_proto = match kind {
+                0 | 1 | 6 => {
+                    let gr = g(gre::protocol::ERSPAN_II, None);
+                    tail.resize(gr.header_len(), 0);
+                    gr.emit(&mut tail);
+                    if kind != 0 {
+                        let e = ErspanRepr {
+                            version: 1,
+                            vlan: tci.map_or(100, |t| t & 0xfff),
+                            cos: tci.map_or(3, |t| (t >> 13) as u8),
+                            encap: if tci.is_some() { 2 } else { (n % 4) as u8 },
+                            truncated: n % 11 == 0,
+                            session: 5,
+                            index: n32 & 0xfffff,
+                            ..ErspanRepr::default()
+                        };
+                        let at = tail.len();
+                        tail.resize(at + e.header_len(), 0);
+                        e.emit(&mut tail[at..]);
+                    }
+                    gre::IP_PROTOCOL
+                }
+                2 | 3 => {
+                    let gr = g(gre::protocol::ERSPAN_III, Some(0x77));
+                    tail.resize(gr.header_len(), 0);
+                    gr.emit(&mut tail);
+                    let e = ErspanRepr {
+                        version: 2,
+                        vlan: 7,
+                        cos: 5,
+                        truncated: n % 13 == 0,
+                        session: 1023,
+                        timestamp: n32.wrapping_mul(1000),
+                        frame_type: if n % 17 == 0 { 2 } else { 0 },
+                        platform: (kind == 3).then_some(0x0800_0000_0000_1234),
+                        ..ErspanRepr::default()
+                    };
+                    let at = tail.len();
+                    tail.resize(at + e.header_len(), 0);
+                    e.emit(&mut tail[at..]);
+                    gre::IP_PROTOCOL
+                }
+                4 => {
+                    let gr = g(gre::protocol::TEB, None);
+                    tail.resize(gr.header_len(), 0);
+                    gr.emit(&mut tail);
+                    gre::IP_PROTOCOL
+                }
+                _ => {
+                    tail.resize(16, 0);
+                    VxlanRepr {
+                        flags: vxlan::FLAG_I,
+                        vni: 0x12345,
+                    }
+                    .emit(&mut tail[8..]);
+                    protocol::UDP
+                }
+            };
+            let tag = n % 3 == 0;
+            let eth_len = 14 + if tag { 4 } else { 0 };
+            let wire = eth_len as u32 + 20 + tail.len() as u32 + inner_orig;
+            if ip_proto == protocol::UDP {
+                UdpRepr {
+                    src_port: 50000 + (n % 1000) as u16,
+                    dst_port: vxlan::PORT,
+                    length: (wire - eth_len as u32 - 20) as u16,
+                    checksum: 0,
+                }
+                .emit(&mut tail[..8]);
+            }
+            let mut b = vec![2, 0xaa, 0, 0, 0, 1, 2, 0xbb, 0, 0, 0, 2];
+            if tag {
+                b.extend([0x81, 0x00, 0xa0, 0x09]);
+            }
+            b.extend([8, 0]);
+            b.resize(eth_len + 20, 0);
+            Ipv4Repr {
+                header_len: 20,
+                dscp: 0,
+                ecn: 0,
+                total_len: (wire - eth_len as u32) as u16,
+                ident: n as u16,
+                dont_frag: true,
+                more_frags: false,
+                frag_offset: 0,
+                ttl: 64,
+                protocol: ip_proto,
+                checksum: 0,
+                src: [192, 168, 9, 1],
+                dst: [192, 168, 9, 2],
+            }
+            .emit(&mut b[eth_len..]);
+            b.extend_from_slice(&tail);
+            b.extend_from_slice(&inner);
+            out.push((linktype::ETHERNET, wire, b));
+        }
+        out
+    }
+
     fn scenario_frames(o: &GenOptions) -> Vec<(u32, u32, Vec<u8>)> {
         let mut f = Frames(Vec::new());
         generate(o, &mut f).unwrap();
@@ -527,14 +770,33 @@ mod tests {
                 let mut quick = 0;
                 let mut frames = scenario_frames(&o);
                 let cooked = cooked(&frames);
+                let mirrored = mirrored(&frames);
+                // Most mirrored frames (all but ERSPAN III frames of type IP) take it too; with
+                // port 4789 read as RoCEv2, VXLAN is not a tunnel.
+                let mut vxlan_is_roce = DecodeOptions::default();
+                vxlan_is_roce.add_roce_port(vxlan::PORT);
+                let mirrored_quick = mirrored
+                    .iter()
+                    .filter(|(link, orig, d)| {
+                        agrees(*link, d, *orig, &vxlan_is_roce);
+                        agrees(*link, d, *orig, &DecodeOptions::default())
+                    })
+                    .count();
+                assert!(
+                    mirrored_quick * 10 >= mirrored.len() * 8,
+                    "{} {snaplen} {vlan:?}: {mirrored_quick} of {}",
+                    scenario.name(),
+                    mirrored.len()
+                );
                 frames.extend(cooked);
+                frames.extend(mirrored);
                 for (link, orig, d) in &frames {
                     for opts in [DecodeOptions::default(), no_crc] {
                         quick += usize::from(agrees(*link, d, *orig, &opts));
                     }
                 }
-                // The quick path carries the data of every scenario (RoCEv2, also cooked, and
-                // native IB).
+                // The quick path carries the data of every scenario (RoCEv2, also cooked and
+                // mirrored, and native IB).
                 assert!(
                     quick > frames.len(),
                     "{} {snaplen} {vlan:?}",
@@ -591,9 +853,15 @@ mod tests {
                 {
                     continue;
                 }
+                // A mirrored frame by the layout of its tunnel's headers.
+                let outer = (*link == linktype::ETHERNET)
+                    .then(|| tunnel(d, false, &DecodeOptions::default()))
+                    .flatten()
+                    .map(|t| (t.inner_at, t.cos.is_some(), t.cut));
                 let kind = (
                     *link,
                     d.get(12..14).map(<[u8]>::to_vec),
+                    outer,
                     e.bth.map(|b| b.opcode),
                 );
                 if seen.insert(kind) {
@@ -604,8 +872,10 @@ mod tests {
         assert!(picked.len() >= 8, "{} kinds of frame", picked.len());
         let mut checked = 0;
         for (link, orig, d) in &picked {
-            for cut in [d.len(), d.len().min(64)] {
-                for bit in 0..cut.min(96) * 8 {
+            // The headers: a mirrored frame's tunnel headers come first.
+            let span = 96 + tunnel(d, false, &DecodeOptions::default()).map_or(0, |t| t.inner_at);
+            for cut in [d.len(), d.len().min(64), d.len().min(span - 32)] {
+                for bit in 0..cut.min(span) * 8 {
                     let mut f = d[..cut].to_vec();
                     f[bit / 8] ^= 1 << (bit % 8);
                     agrees(*link, &f, *orig, &DecodeOptions::default());
@@ -613,7 +883,7 @@ mod tests {
                 }
             }
             // Lengths at and around each header's bounds, in every 16-bit field.
-            for at in (0..d.len().min(96)).step_by(2) {
+            for at in (0..d.len().min(span)).step_by(2) {
                 for v in [0u16, 1, 7, 8, 11, 12, 19, 20, 27, 28, 40, 0xfffe] {
                     let mut f = d.clone();
                     for (k, b) in v.to_be_bytes().into_iter().enumerate() {
@@ -654,6 +924,18 @@ mod tests {
             ..GenOptions::default()
         }))
         .chain(cooked(&scenario_frames(&GenOptions {
+            scenario: Scenario::Lossy,
+            packets: Some(1000),
+            ipv6: true,
+            ..GenOptions::default()
+        })))
+        .chain(mirrored(&scenario_frames(&GenOptions {
+            scenario: Scenario::Mixed,
+            packets: Some(2000),
+            vlan: Some((3, 5)),
+            ..GenOptions::default()
+        })))
+        .chain(mirrored(&scenario_frames(&GenOptions {
             scenario: Scenario::Lossy,
             packets: Some(1000),
             ipv6: true,
