@@ -736,6 +736,10 @@ pub(crate) struct ReqSum {
     pub msgs: MsgStats,
     pub retx: u64,
     pub gap_filled: u64,
+    /// Gap-filled packets the network reordered rather than lost, and how many of those the
+    /// requester resent all the same (see [`Req::fill`]).
+    pub reordered: u64,
+    pub reordered_resent: u64,
     pub triggers: Triggers,
     ack_lat: Lat,
     read_lat: Lat,
@@ -762,6 +766,8 @@ impl ReqSum {
         self.msgs.pack(&mut w);
         w.u(self.retx);
         w.u(self.gap_filled);
+        w.u(self.reordered);
+        w.u(self.reordered_resent);
         let t = &self.triggers;
         for v in [t.nak, t.rnr, t.timeout, t.unknown] {
             w.u(v);
@@ -795,6 +801,8 @@ impl ReqSum {
             msgs: MsgStats::unpack(r),
             retx: r.u(),
             gap_filled: r.u(),
+            reordered: r.u(),
+            reordered_resent: r.u(),
             triggers: Triggers {
                 nak: r.u(),
                 rnr: r.u(),
@@ -836,6 +844,11 @@ pub(crate) struct Req {
     in_retx: bool,
     prev_read: bool,
     pending: Option<Trigger>,
+    /// PSN sequence NAKs for other PSNs that came while one was pending: each starts a
+    /// go-back-N burst of its own (a strict receiver NAKs again once a late packet let it
+    /// move on), and the PSN of the last.
+    naks_queued: u8,
+    nak_psn: u32,
     after_cnp: Option<(u64, u64)>,
     msg_open: Option<(u64, Operation)>,
     ackreq: VecDeque<(u32, u64)>,
@@ -848,6 +861,27 @@ pub(crate) struct Req {
     gap_open: Option<u64>,
     nak_ts: Option<u64>,
     ce_pending: Option<u64>,
+    /// The last gap-filled PSN, until what follows it tells whether the network lost that
+    /// packet or only delayed it (then until the next retransmission, which may resend it).
+    fill: Option<(u32, Fill)>,
+}
+
+/// What is known of a gap-filling first copy, a packet that arrived after a higher PSN. After
+/// a loss it is the resent packet itself: a NAK came before it, or the rest of a go-back-N
+/// burst (higher PSNs) follows it. It was only delayed (reordered) when the requester's next
+/// retransmission resends that very PSN (a strict receiver NAKed the gap and go-back-N resent
+/// what had arrived), or when it came with no NAK, RNR NAK or retransmission pending on a flow
+/// whose ACKs are seen and new data follows it (a receiver that accepts packets out of order,
+/// as adaptive routing and packet spraying need).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fill {
+    /// Nothing was pending: its retransmission trigger is left uncounted until a
+    /// retransmission shows it was one.
+    Deferred,
+    /// A trigger was pending (counted): reordered only if its PSN is resent next.
+    Waiting,
+    /// Reordered: whether the next retransmission resends it is still to be seen.
+    Reordered,
 }
 
 /// A flow's request state: none yet, live, or the summary alone, packed, once CM closed its
@@ -941,7 +975,8 @@ impl ReqState {
 
     /// Keeps only the summary, packed.
     fn seal(&mut self) {
-        if let Some(r) = self.live.take() {
+        if let Some(mut r) = self.live.take() {
+            r.settle();
             let mut s = r.s;
             s.seal();
             self.sealed = Some(s.pack());
@@ -952,12 +987,21 @@ impl ReqState {
     /// packed, as every report is built next).
     fn summarise(&mut self) {
         if let Some(r) = &mut self.live {
+            r.settle();
             r.s.seal();
         }
     }
 }
 
 impl Req {
+    /// At the end of the flow's traffic: a gap fill without a pending trigger that nothing
+    /// resent was reordered.
+    fn settle(&mut self) {
+        if let Some((_, Fill::Deferred)) = self.fill.take() {
+            self.s.reordered += 1;
+        }
+    }
+
     fn open_message(&mut self, payload: u64, op: Operation) {
         self.msg_open = Some((payload, op));
     }
@@ -2111,6 +2155,24 @@ impl Analyzer {
         let tracker = rq.s.psn.get_or_insert_with(Tracker::default);
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
+        // What this packet tells of the last gap fill (see `Fill`).
+        if let Some((p, fill)) = rq.fill {
+            if class == Class::Retransmitted {
+                rq.fill = None;
+                if bth.psn == p {
+                    rq.s.reordered += u64::from(fill != Fill::Reordered);
+                    rq.s.reordered_resent += 1;
+                    // The late packet took the NAK that resends it, counted as this burst's
+                    // trigger then: the burst starts here with none left.
+                    if fill == Fill::Waiting && rq.pending.is_none() {
+                        rq.in_retx = true;
+                    }
+                }
+            } else if fill == Fill::Deferred {
+                rq.s.reordered += 1;
+                rq.fill = Some((p, Fill::Reordered));
+            }
+        }
         match class {
             Class::New => {
                 if let Some(h) = before {
@@ -2131,11 +2193,30 @@ impl Analyzer {
                 }
                 fl.cited.add(&mut fl.cited_full, Cite::Retx, m.number);
                 bump(&mut tl.events[EV_RETX], tl.cur, 1);
-                if !rq.in_retx {
+                let has_peer = fl.peer != 0;
+                // A gap fill with nothing pending waits for what follows it (`Req::fill`).
+                let deferred =
+                    class == Class::GapFilled && rq.pending.is_none() && !rq.in_retx && has_peer;
+                if class == Class::GapFilled {
+                    let fill = if deferred {
+                        Fill::Deferred
+                    } else {
+                        Fill::Waiting
+                    };
+                    rq.fill = Some((bth.psn, fill));
+                }
+                if deferred {
+                    rq.gap_open = None;
+                } else if !rq.in_retx {
                     rq.in_retx = true;
-                    let has_peer = fl.peer != 0;
                     match rq.pending.take() {
-                        Some(Trigger::Nak) => rq.s.triggers.nak += 1,
+                        Some(Trigger::Nak) => {
+                            rq.s.triggers.nak += 1;
+                            if rq.naks_queued > 0 {
+                                rq.naks_queued -= 1;
+                                rq.pending = Some(Trigger::Nak);
+                            }
+                        }
                         Some(Trigger::Rnr) => rq.s.triggers.rnr += 1,
                         None if has_peer => {
                             rq.s.triggers.timeout += 1;
@@ -2366,6 +2447,7 @@ impl Analyzer {
                 if let Some(r) = req {
                     if let Some(rq) = self.flows[r].req.open() {
                         rq.pending = Some(Trigger::Rnr);
+                        rq.naks_queued = 0;
                     }
                 }
             }
@@ -2380,6 +2462,10 @@ impl Analyzer {
                 // Only a PSN sequence error NAK leads to a retransmission.
                 if let (0, Some(r)) = (code, req) {
                     if let Some(rq) = self.flows[r].req.open() {
+                        if rq.pending == Some(Trigger::Nak) && rq.nak_psn != bth.psn {
+                            rq.naks_queued = rq.naks_queued.saturating_add(1);
+                        }
+                        rq.nak_psn = bth.psn;
                         rq.pending = Some(Trigger::Nak);
                         if let Some(g) = rq.gap_open.take() {
                             record(&mut rq.s.gap_to_nak, ts.saturating_sub(g));
@@ -2785,6 +2871,7 @@ impl Analyzer {
             opcodes,
             retransmitted_packets: q.retx,
             gap_filled_packets: q.gap_filled,
+            reordered_packets: q.reordered,
             missing_packets: q.psn.as_ref().map_or(0, Tracker::missing),
             duplicate_acks: r.dup_acks,
             naks: report::Naks {
@@ -2836,6 +2923,7 @@ impl Analyzer {
             last_ts_ns: f.last_ts,
             goodput_bps: goodput,
             retransmission_triggers: q.triggers.clone(),
+            reordered_resent: q.reordered_resent,
             ack_latency_ns: latency(&q.ack_lat),
             read_latency_ns: latency(&q.read_lat),
             gap_to_nak_ns: latency(&q.gap_to_nak),
@@ -3020,6 +3108,81 @@ mod tests {
             aeth: (opcode == 0x11).then(|| Aeth::parse(&[0, 0, 0, 1]).unwrap()),
             ..Event::default()
         }
+    }
+
+    /// A packet the network delayed behind the next is reordered, not lost: taken without a
+    /// NAK (a receiver that accepts it out of order) or NAKed and resent (one that does not);
+    /// after a loss, the gap-filling copy is the resend and the rest of go-back-N follows it.
+    #[test]
+    fn reordered_packets_are_told_from_lost_ones() {
+        let nak = |src, dst, qp, psn, ts| Event {
+            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
+            ..rc(src, dst, qp, 0x11, psn, ts)
+        };
+        let mut an = Analyzer::new(Config::default());
+        // Out of order, taken as it is (QP 0x20), and lost, then resent (QP 0x30).
+        for (i, e) in [
+            rc(1, 2, 0x20, 0x0a, 100, 0),
+            rc(2, 1, 0x10, 0x11, 100, 0),
+            rc(1, 2, 0x20, 0x0a, 101, 0),
+            rc(1, 2, 0x20, 0x0a, 103, 0),
+            rc(1, 2, 0x20, 0x0a, 102, 0),
+            rc(1, 2, 0x20, 0x0a, 104, 0),
+            rc(2, 1, 0x10, 0x11, 104, 0),
+            rc(3, 4, 0x30, 0x0a, 200, 0),
+            rc(4, 3, 0x31, 0x11, 200, 0),
+            rc(3, 4, 0x30, 0x0a, 202, 0),
+            nak(4, 3, 0x31, 201, 0),
+            rc(3, 4, 0x30, 0x0a, 201, 0),
+            rc(3, 4, 0x30, 0x0a, 202, 0),
+            // Out of order, NAKed twice (the receiver moved on with the late packet, then
+            // missed the one it had dropped) and resent by go-back-N (QP 0x40).
+            rc(5, 6, 0x40, 0x0a, 300, 0),
+            rc(6, 5, 0x41, 0x11, 300, 0),
+            rc(5, 6, 0x40, 0x0a, 302, 0),
+            rc(5, 6, 0x40, 0x0a, 301, 0),
+            rc(5, 6, 0x40, 0x0a, 303, 0),
+            nak(6, 5, 0x41, 301, 0),
+            nak(6, 5, 0x41, 302, 0),
+            rc(5, 6, 0x40, 0x0a, 301, 0),
+            rc(5, 6, 0x40, 0x0a, 304, 0),
+            rc(5, 6, 0x40, 0x0a, 302, 0),
+            rc(5, 6, 0x40, 0x0a, 303, 0),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let ts = 1000 * i as u64;
+            an.event(&Event {
+                meta: PacketMeta {
+                    number: i as u64 + 1,
+                    ts_ns: ts,
+                    ..e.meta
+                },
+                ..e
+            });
+        }
+        let r = an.finish();
+        let flow = |qp| r.flows.iter().find(|f| f.dest_qp == qp).unwrap();
+        let got = |qp| {
+            let f = flow(qp);
+            let c = &f.counters;
+            let t = &f.retransmission_triggers;
+            (
+                c.gap_filled_packets,
+                c.reordered_packets,
+                f.reordered_resent,
+                c.retransmitted_packets,
+                (t.nak, t.timeout, t.unknown),
+            )
+        };
+        assert_eq!(got(0x20), (1, 1, 0, 0, (0, 0, 0)));
+        assert_eq!(got(0x30), (1, 0, 0, 1, (1, 0, 0)));
+        assert_eq!(got(0x40), (1, 1, 1, 3, (2, 0, 0)));
+        let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
+        assert!(codes.contains(&"transport.reorder"), "{codes:?}");
+        assert!(codes.contains(&"transport.loss"), "{codes:?}");
+        assert!(!codes.contains(&"transport.timeout"), "{codes:?}");
     }
 
     /// A CM message from `src` to `dst` (UD SEND only to QP 1).

@@ -19,6 +19,7 @@ fn add(t: &mut Counters, o: &Counters) {
     }
     t.retransmitted_packets += o.retransmitted_packets;
     t.gap_filled_packets += o.gap_filled_packets;
+    t.reordered_packets += o.reordered_packets;
     t.missing_packets += o.missing_packets;
     t.duplicate_acks += o.duplicate_acks;
     t.naks.psn_sequence_error += o.naks.psn_sequence_error;
@@ -141,6 +142,11 @@ impl Named {
 #[derive(Default)]
 struct Facts {
     loss: Named,
+    /// Reordered packets, those of them resent, the flows, and the (source, destination) of
+    /// each flow with any; PSN sequence NAKs by (source, destination).
+    reorder: (u64, u64, Named),
+    reorder_pairs: BTreeSet<(Node, Node)>,
+    seq_naks: Vec<((Node, Node), u64)>,
     /// Flows whose responder acknowledged missing PSNs, nothing NAKed or resent: the capture
     /// dropped packets there, not the network. Their missing PSNs, those acknowledged, names.
     dropped: (u64, u64, Named),
@@ -211,11 +217,22 @@ impl Facts {
     fn add(&mut self, key: &(Node, Node, u32), f: &report::Flow, acked: u64) {
         let c = &f.counters;
         let missing = if acked > 0 { 0 } else { c.missing_packets };
+        let lost = c.gap_filled_packets - c.reordered_packets + missing;
+        let reordering = c.reordered_packets > 0;
         self.loss.add_if(
-            c.retransmitted_packets + c.gap_filled_packets + missing + c.naks.psn_sequence_error
-                > 0,
+            lost > 0 || (!reordering && c.retransmitted_packets + c.naks.psn_sequence_error > 0),
             f,
         );
+        if reordering {
+            self.reorder.0 += c.reordered_packets;
+            self.reorder.1 += f.reordered_resent;
+            self.reorder.2.add_if(true, f);
+            self.reorder_pairs.insert((key.0, key.1));
+        }
+        if c.naks.psn_sequence_error > 0 {
+            self.seq_naks
+                .push(((key.0, key.1), c.naks.psn_sequence_error));
+        }
         if acked > 0 {
             self.dropped.0 += c.missing_packets;
             self.dropped.1 += acked;
@@ -647,8 +664,19 @@ fn findings(
             "These packets reached the responder; only the capture missed them, so it cannot show whether the fabric lost any. Capture again with a larger buffer (rdmascope capture -B 256M, tcpdump -B), a snaplen of 128, on a quieter core, or from the RDMA device (rdmascope capture -i mlx5_0) before judging loss.",
         );
     }
-    if t.naks.psn_sequence_error > 0 || t.gap_filled_packets > 0 || missing > 0 {
-        let lost = t.gap_filled_packets + missing;
+    // A PSN sequence NAK from a node that receives reordered packets from the NAK's
+    // destination is put down to the reordering.
+    let reorder_naks: u64 = facts
+        .seq_naks
+        .iter()
+        .filter(|((s, d), _)| facts.reorder_pairs.contains(&(*d, *s)))
+        .map(|(_, n)| n)
+        .sum();
+    if t.naks.psn_sequence_error > reorder_naks
+        || t.gap_filled_packets > t.reordered_packets
+        || missing > 0
+    {
+        let lost = t.gap_filled_packets - t.reordered_packets + missing;
         push(
             Severity::Critical,
             "transport.loss",
@@ -660,13 +688,58 @@ fn findings(
             vec![
                 format!("naks.psn_sequence_error = {}", t.naks.psn_sequence_error),
                 format!("retransmitted_packets = {}", t.retransmitted_packets),
-                format!("gap_filled_packets = {}", t.gap_filled_packets),
+                if t.reordered_packets > 0 {
+                    format!("gap_filled_packets = {} ({} of them reordered, not lost)", t.gap_filled_packets, t.reordered_packets)
+                } else {
+                    format!("gap_filled_packets = {}", t.gap_filled_packets)
+                },
                 format!("missing_packets = {}", t.missing_packets),
                 format!("retransmission triggers: NAK {}, RNR {}, timeout {}, unknown {}", totals.retransmission_triggers.nak, totals.retransmission_triggers.rnr, totals.retransmission_triggers.timeout, totals.retransmission_triggers.unknown),
             ],
             facts.loss.0,
             frames_of(Cite::Retx),
             "The \"lossless\" network drops packets, and RC recovers with go-back-N, so every loss resends everything after it. Check that PFC is enabled for the RDMA priority on every NIC and switch port on the path and that buffers/headroom are sized for the cable length; look for link errors (symbol/FCS errors) and for drops in the NIC counters (out_of_sequence, packet_seq_err, rx_discards_phy).",
+        );
+    }
+    if t.reordered_packets > 0 {
+        let (n, resent, flows) = (facts.reorder.0, facts.reorder.1, facts.reorder.2 .0.clone());
+        let strict = resent > 0 || reorder_naks > 0;
+        let mut evidence = vec![
+            format!("reordered_packets = {n}"),
+            format!("gap_filled_packets = {}", t.gap_filled_packets),
+        ];
+        if strict {
+            evidence.push(format!("reordered packets resent = {resent}"));
+            evidence.push(format!(
+                "PSN sequence NAKs from their receivers = {reorder_naks}"
+            ));
+        }
+        push(
+            if strict {
+                Severity::Warning
+            } else {
+                Severity::Info
+            },
+            "transport.reorder",
+            if strict {
+                format!(
+                    "{} arrived out of order, after higher PSNs, and the receivers NAKed the gaps they left: go-back-N resent {resent} of them, and what followed each, although nothing was lost",
+                    count(n, "packet", "packets")
+                )
+            } else {
+                format!(
+                    "{} arrived out of order, after higher PSNs, and the receivers took them without a NAK or retransmission",
+                    count(n, "packet", "packets")
+                )
+            },
+            evidence,
+            flows,
+            frames_of(Cite::Retx),
+            if strict {
+                "The fabric delivers the packets of one QP out of order (adaptive routing, packet spraying, or a path change such as an ECMP rehash or a link flap), and these receivers do not accept out-of-order packets: each late packet costs a NAK and a go-back-N resend of everything after it. Either let the NICs take out-of-order data (NICs with adaptive-routing support, enabled on these QPs), or keep each RoCE flow on one path: turn off adaptive routing or packet spraying for the RoCE priority on the switches and hash flows per 5-tuple."
+            } else {
+                "The fabric reorders packets (adaptive routing or packet spraying) and the receivers accept them out of order, as they must on such a fabric: nothing to fix. If out-of-order delivery is not intended, look for a switch that sprays this traffic or paths that changed."
+            },
         );
     }
     if t.timeouts > 0 {

@@ -91,6 +91,8 @@ pub struct Counters {
     pub opcodes: SmallMap<&'static str, u64>,
     pub retransmitted_packets: u64,
     pub gap_filled_packets: u64,
+    /// Gap-filled packets that the network delivered out of order rather than lost.
+    pub reordered_packets: u64,
     pub missing_packets: u64,
     pub duplicate_acks: u64,
     pub naks: Naks,
@@ -149,6 +151,8 @@ pub struct Flow {
     pub last_ts_ns: u64,
     pub goodput_bps: u64,
     pub retransmission_triggers: Triggers,
+    /// Reordered packets the requester resent all the same (go-back-N after a NAK).
+    pub reordered_resent: u64,
     pub ack_latency_ns: Latency,
     pub read_latency_ns: Latency,
     pub gap_to_nak_ns: Latency,

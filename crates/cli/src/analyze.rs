@@ -443,8 +443,13 @@ pub fn render_text(r: &Report, top: usize) -> String {
         ops.join(", ")
     };
     s.push_str(&format!("  opcodes: {ops}\n"));
+    let reordered = if t.reordered_packets > 0 {
+        format!(" ({} reordered)", t.reordered_packets)
+    } else {
+        String::new()
+    };
     s.push_str(&format!(
-        "  retransmitted {}, gap-filled {}, missing {}, duplicate ACKs {}, NAKs {}, RNR NAKs {}, timeouts {}\n",
+        "  retransmitted {}, gap-filled {}{reordered}, missing {}, duplicate ACKs {}, NAKs {}, RNR NAKs {}, timeouts {}\n",
         t.retransmitted_packets,
         t.gap_filled_packets,
         t.missing_packets,

@@ -10,13 +10,14 @@ use std::process::Command;
 use serde_json::Value;
 
 use common::SCENARIOS;
-const COUNTERS: [&str; 14] = [
+const COUNTERS: [&str; 15] = [
     "packets",
     "bytes",
     "payload_bytes",
     "opcodes",
     "retransmitted_packets",
     "gap_filled_packets",
+    "reordered_packets",
     "missing_packets",
     "duplicate_acks",
     "naks",
@@ -134,6 +135,10 @@ fn compare(name: &str, truth: &Value, report: &Value) {
         for c in COUNTERS {
             assert_eq!(o[c], w[c], "{name}: flow {k:?} {c}");
         }
+        assert_eq!(
+            o["reordered_resent"], w["reordered_resent"],
+            "{name}: flow {k:?} reordered_resent"
+        );
         assert_eq!(
             o["transport"], w["transport"],
             "{name}: flow {k:?} transport"

@@ -128,6 +128,11 @@ pub struct ConnCfg {
     pub ce_marking: bool,
     pub cnp: bool,
     pub start_ns: u64,
+    /// Delay every n-th new request packet (0: never) by `reorder_ns` on its way to the
+    /// capture point, as a longer path of an adaptively routed fabric would, so the packets
+    /// sent after it overtake it; the receiver does not accept packets out of order.
+    pub reorder_every: u64,
+    pub reorder_ns: u64,
 }
 
 impl ConnCfg {
@@ -164,6 +169,8 @@ impl ConnCfg {
             ce_marking: false,
             cnp: true,
             start_ns: 0,
+            reorder_every: 0,
+            reorder_ns: 0,
         }
     }
 }
@@ -237,6 +244,8 @@ struct Tally {
     retx: Option<Cause>,
     /// Offset of the first payload byte in the frame (for `--corrupt-rate`).
     payload_at: usize,
+    /// The network delayed it (see [`ConnCfg::reorder_every`]).
+    late: bool,
 }
 
 #[derive(Debug)]
@@ -259,6 +268,20 @@ enum Ev {
     Arrive(Deliver),
     Timeout(usize),
     Aux(usize),
+    /// A frame the network delayed, reaching the egress queue now.
+    Late(Box<Late>),
+}
+
+/// The arguments of [`Sim::send`] for a frame the network delayed.
+#[derive(Debug)]
+struct Late {
+    to: usize,
+    iface: u32,
+    data: Vec<u8>,
+    orig_len: u32,
+    tally: Option<Tally>,
+    then: Option<Deliver>,
+    drop: Option<Where>,
 }
 
 /// An auxiliary traffic source (PFC, UD datagrams).
@@ -333,6 +356,7 @@ struct Conn {
     last_rate_ns: u64,
     new_pkts: u64,
     drops: u64,
+    reorder_pkts: u64,
     finished: bool,
     // responder
     epsn: u32,
@@ -374,6 +398,8 @@ struct FlowState {
     last_ack: Option<u32>,
     transport: String,
     in_retx: bool,
+    /// PSNs of reordered packets the requester has not resent (yet).
+    late: Vec<u32>,
 }
 
 /// The simulation.
@@ -399,6 +425,8 @@ pub struct Sim<'s> {
     pub sport_flows: BTreeMap<u16, std::collections::BTreeSet<FlowKey>>,
     stopped: bool,
     io_error: Option<std::io::Error>,
+    /// The delay of the frame [`Sim::send`] queues next (see [`ConnCfg::reorder_every`]).
+    late_ns: u64,
 }
 
 const HOP_NS: u64 = 600;
@@ -437,6 +465,7 @@ impl<'s> Sim<'s> {
             sport_flows: Default::default(),
             stopped: false,
             io_error: None,
+            late_ns: 0,
         }
     }
 
@@ -544,6 +573,12 @@ impl<'s> Sim<'s> {
                 Ev::Arrive(Deliver::Cm(c, m)) => self.cm(ts, c, m),
                 Ev::Timeout(c) => self.timeout(ts, c),
                 Ev::Aux(a) => self.aux_step(ts, a),
+                Ev::Late(l) => {
+                    let l = *l;
+                    self.send(
+                        ts, l.to, l.iface, l.data, l.orig_len, l.tally, l.then, l.drop,
+                    );
+                }
             }
             if let Some(e) = self.io_error.take() {
                 return Err(e);
@@ -568,6 +603,20 @@ impl<'s> Sim<'s> {
         drop: Option<Where>,
     ) {
         if drop == Some(Where::BeforeCapture) {
+            return;
+        }
+        let late = std::mem::take(&mut self.late_ns);
+        if late > 0 {
+            let l = Late {
+                to,
+                iface,
+                data,
+                orig_len,
+                tally,
+                then,
+                drop,
+            };
+            self.push(at + late, Ev::Late(Box::new(l)));
             return;
         }
         let egress = (at + HOP_NS).max(self.link_free[to]);
@@ -692,9 +741,20 @@ impl<'s> Sim<'s> {
             let class = f.psns.see(psn, n);
             if class == PsnClass::New {
                 f.in_retx = false;
+            } else if class == PsnClass::GapFilled && t.late {
+                // Reordered, not lost, and not a retransmission.
+                f.counters.gap_filled_packets += 1;
+                f.counters.reordered_packets += 1;
+                if f.late.len() < 64 {
+                    f.late.push(psn);
+                }
             } else {
                 if class == PsnClass::Retransmitted {
                     f.counters.retransmitted_packets += 1;
+                    if let Some(i) = f.late.iter().position(|&p| p == psn) {
+                        f.late.swap_remove(i);
+                        f.counters.reordered_resent += 1;
+                    }
                 } else {
                     f.counters.gap_filled_packets += 1;
                 }
@@ -1014,6 +1074,7 @@ impl<'s> Sim<'s> {
             ack,
             retx,
             payload_at,
+            late: self.late_ns > 0,
         };
         let iface = u32::from(matches!(fabric, Fabric::Ib { .. }));
         self.send(at, dst, iface, buf, orig as u32, Some(tally), then, drop);
@@ -1196,6 +1257,16 @@ impl<'s> Sim<'s> {
                 } else {
                     Where::AfterCapture
                 });
+            }
+        }
+        let (reorder_every, reorder_ns) = (
+            self.conns[c].cfg.reorder_every,
+            self.conns[c].cfg.reorder_ns,
+        );
+        if cause.is_none() && drop.is_none() && reorder_every > 0 {
+            self.conns[c].reorder_pkts += 1;
+            if self.conns[c].reorder_pkts % reorder_every == 0 {
+                self.late_ns = reorder_ns;
             }
         }
         let mut ecn = cfg_ecn;
@@ -1911,6 +1982,7 @@ impl Conn {
             last_rate_ns: 0,
             new_pkts: 0,
             drops: 0,
+            reorder_pkts: 0,
             finished: false,
             epsn: cfg.psn_a,
             msn: 0,

@@ -51,6 +51,11 @@ pub struct Counters {
     pub opcodes: BTreeMap<String, u64>,
     pub retransmitted_packets: u64,
     pub gap_filled_packets: u64,
+    /// Gap-filled packets the network delayed (reordered), not lost.
+    pub reordered_packets: u64,
+    /// Reordered packets the requester resent after the receiver NAKed the gap they left
+    /// (not a counter `analyze` reports per flow: it names them in `transport.reorder`).
+    pub reordered_resent: u64,
     pub missing_packets: u64,
     pub duplicate_acks: u64,
     pub naks: Naks,
@@ -71,6 +76,8 @@ impl Counters {
         }
         self.retransmitted_packets += o.retransmitted_packets;
         self.gap_filled_packets += o.gap_filled_packets;
+        self.reordered_packets += o.reordered_packets;
+        self.reordered_resent += o.reordered_resent;
         self.missing_packets += o.missing_packets;
         self.duplicate_acks += o.duplicate_acks;
         self.naks.psn_sequence_error += o.naks.psn_sequence_error;

@@ -109,7 +109,7 @@ pub fn tmp_dir(tag: &str) -> PathBuf {
 }
 
 /// Every `gen` scenario.
-pub const SCENARIOS: [&str; 8] = [
+pub const SCENARIOS: [&str; 9] = [
     "clean",
     "lossy",
     "rnr",
@@ -118,4 +118,5 @@ pub const SCENARIOS: [&str; 8] = [
     "misconfig",
     "ib",
     "mixed",
+    "reorder",
 ];
