@@ -354,11 +354,12 @@ fn lossy(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
     sim.add_conn(t);
 }
 
-/// Two connections across a fabric that routes adaptively: one new packet in 150 takes a
-/// longer path (400 ns more) and arrives after the next two or three; the receivers do not
-/// accept packets out of order, so they NAK and go-back-N resends what had only been late.
+/// Three connections across a fabric that routes adaptively: one new packet in 150 takes a
+/// longer path (400 ns more) and arrives after the next two or three. The first two receivers
+/// do not accept packets out of order, so they NAK and go-back-N resends what had only been
+/// late; the third takes them out of order.
 fn reorder(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
-    for i in 0..2u32 {
+    for i in 0..3u32 {
         let k = n + 2 * i as usize;
         let mut c = base(k, k + 1, q + i * 0x10, q + 0x8 + i * 0x10, pcp);
         c.ops = vec![OpKind::Write, OpKind::Send];
@@ -366,6 +367,7 @@ fn reorder(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
         c.rate = 0.5;
         c.reorder_every = 150;
         c.reorder_ns = 400;
+        c.ooo = i == 2;
         c.psn_a = sim.rng().below(1 << 24) as u32;
         sim.add_conn(c);
     }

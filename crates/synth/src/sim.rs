@@ -133,6 +133,9 @@ pub struct ConnCfg {
     /// sent after it overtake it; the receiver does not accept packets out of order.
     pub reorder_every: u64,
     pub reorder_ns: u64,
+    /// The receiver takes request packets out of order (as NICs on adaptively routed fabrics
+    /// do): one that runs ahead of the expected PSN waits for the gap to fill, with no NAK.
+    pub ooo: bool,
 }
 
 impl ConnCfg {
@@ -171,6 +174,7 @@ impl ConnCfg {
             start_ns: 0,
             reorder_every: 0,
             reorder_ns: 0,
+            ooo: false,
         }
     }
 }
@@ -364,6 +368,8 @@ struct Conn {
     nak_sent: bool,
     rnr_left: u32,
     rnr_discard: bool,
+    /// Packets ahead of `epsn` an out-of-order receiver holds, by PSN.
+    ooo_held: BTreeMap<u32, Pkt>,
     blackout_until: u64,
     blackout_done: bool,
     last_cnp: u64,
@@ -1543,6 +1549,10 @@ impl<'s> Sim<'s> {
         }
         let conn = &mut self.conns[c];
         let d = psn_diff(p.psn, conn.epsn);
+        if d > 0 && conn.cfg.ooo && d < i32::try_from(conn.cfg.window).unwrap_or(i32::MAX) {
+            conn.ooo_held.insert(p.psn, p);
+            return;
+        }
         if d > 0 {
             if !conn.nak_sent && !conn.rnr_discard {
                 conn.nak_sent = true;
@@ -1611,6 +1621,11 @@ impl<'s> Sim<'s> {
             }
         } else if p.ackreq {
             self.respond(now, c, Resp::Ack { psn: p.psn, msn });
+        }
+        // An out-of-order receiver takes what it held once the gap before it is filled.
+        let conn = &mut self.conns[c];
+        if let Some(q) = conn.ooo_held.remove(&conn.epsn) {
+            self.rx_req(now, c, q);
         }
     }
 
@@ -1989,6 +2004,7 @@ impl Conn {
             nak_sent: false,
             rnr_left: cfg.rnr_sends,
             rnr_discard: false,
+            ooo_held: BTreeMap::new(),
             blackout_until: 0,
             blackout_done: false,
             last_cnp: 0,
