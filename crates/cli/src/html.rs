@@ -319,10 +319,17 @@ pub fn render(r: &Report) -> String {
         ("link", format!("{} Gb/s", c.link_bps / 1_000_000_000)),
         (
             "retransmitted",
-            format!(
-                "{} (+{} gap-filled)",
-                t.retransmitted_packets, t.gap_filled_packets
-            ),
+            if t.reordered_packets > 0 {
+                format!(
+                    "{} (+{} gap-filled, {} of them reordered)",
+                    t.retransmitted_packets, t.gap_filled_packets, t.reordered_packets
+                )
+            } else {
+                format!(
+                    "{} (+{} gap-filled)",
+                    t.retransmitted_packets, t.gap_filled_packets
+                )
+            },
         ),
         (
             "NAKs / RNR NAKs",
