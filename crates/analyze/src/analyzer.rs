@@ -846,7 +846,7 @@ pub(crate) struct Req {
     pending: Option<Trigger>,
     /// PSN sequence NAKs for other PSNs that came while one was pending: each starts a
     /// go-back-N burst of its own (a strict receiver NAKs again once a late packet let it
-    /// move on), and the PSN of the last.
+    /// move on) unless a burst under way resends its PSN; and the PSN of the last.
     naks_queued: u8,
     nak_psn: u32,
     after_cnp: Option<(u64, u64)>,
@@ -2187,6 +2187,12 @@ impl Analyzer {
             Class::Retransmitted | Class::GapFilled => {
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
+                    // A burst under way resends the PSN a NAK still pending asked for: that
+                    // NAK is served, and starts no burst of its own.
+                    if rq.in_retx && rq.pending == Some(Trigger::Nak) && bth.psn == rq.nak_psn {
+                        rq.pending = None;
+                        rq.naks_queued = 0;
+                    }
                 } else {
                     rq.s.gap_filled += 1;
                     rq.s.unique_payload += u64::from(e.payload_len);
