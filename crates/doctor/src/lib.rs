@@ -544,6 +544,16 @@ pub fn counter_meaning(name: &str) -> Option<&'static str> {
     })
 }
 
+/// What to add to the loss advice when `out_of_sequence` is among the counters: reordering
+/// raises it too.
+fn reorder_hint(out_of_sequence: bool) -> &'static str {
+    if out_of_sequence {
+        " out_of_sequence also counts packets a fabric only reordered (adaptive routing, packet spraying, a path change): capture on this host and run rdmascope analyze, whose transport.reorder tells reordering from loss (transport.loss)."
+    } else {
+        ""
+    }
+}
+
 /// Counters whose growth means loss.
 const LOSS: &[&str] = &[
     "out_of_sequence",
@@ -653,7 +663,14 @@ pub fn check(host: &mut Host) {
                 })
                 .collect();
             if !loss.is_empty() {
-                push(Severity::Warning, "counters.loss", format!("{id}: loss counters are non-zero since the driver loaded"), loss, "Sequence errors and ACK timeouts mean RoCE packets are dropped: check PFC on the RDMA priority end to end and the switch buffers. Run with --interval 5s to see whether they still grow.");
+                let advice = format!("Sequence errors and ACK timeouts mean RoCE packets are dropped: check PFC on the RDMA priority end to end and the switch buffers. Run with --interval 5s to see whether they still grow.{}", reorder_hint(loss.iter().any(|l| l.starts_with("out_of_sequence "))));
+                push(
+                    Severity::Warning,
+                    "counters.loss",
+                    format!("{id}: loss counters are non-zero since the driver loaded"),
+                    loss,
+                    &advice,
+                );
             }
         }
     }
@@ -735,7 +752,17 @@ pub fn check(host: &mut Host) {
             continue;
         }
         if LOSS.contains(&r.counter.as_str()) {
-            push(Severity::Critical, "counters.loss", format!("{} port {}: {} grows at {:.1}/s", r.device, r.port, r.counter, r.per_second), vec![r.meaning.to_string()], "Packets are being lost right now: check PFC on the RDMA priority end to end, the switch buffers, and link errors.");
+            let advice = format!("Packets are being lost right now: check PFC on the RDMA priority end to end, the switch buffers, and link errors.{}", reorder_hint(r.counter == "out_of_sequence"));
+            push(
+                Severity::Critical,
+                "counters.loss",
+                format!(
+                    "{} port {}: {} grows at {:.1}/s",
+                    r.device, r.port, r.counter, r.per_second
+                ),
+                vec![r.meaning.to_string()],
+                &advice,
+            );
         }
     }
     f.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.code.cmp(&b.code)));
