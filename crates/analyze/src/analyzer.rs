@@ -620,6 +620,7 @@ pub(crate) enum Cite {
     Timeout,
     Bad,
     Err,
+    Reorder,
 }
 
 /// The first [`SAMPLES`] frame numbers of each [`Cite`] kind of one flow, in one list: most
@@ -639,8 +640,8 @@ impl Cited {
     /// Cites frame `n` as `kind`; `full` holds the kinds that have their [`SAMPLES`] frames
     /// (kept in the flow, beside its other bytes).
     #[inline]
-    fn add(&mut self, full: &mut u8, kind: Cite, n: u64) {
-        let bit = 1u8 << kind as u8;
+    fn add(&mut self, full: &mut u16, kind: Cite, n: u64) {
+        let bit = 1u16 << kind as u8;
         if *full & bit != 0 {
             return;
         }
@@ -863,7 +864,7 @@ pub(crate) struct Req {
     ce_pending: Option<u64>,
     /// The last gap-filled PSN, until what follows it tells whether the network lost that
     /// packet or only delayed it (then until the next retransmission, which may resend it).
-    fill: Option<(u32, Fill)>,
+    fill: Option<(u32, Fill, u64)>,
 }
 
 /// What is known of a gap-filling first copy, a packet that arrived after a higher PSN. After
@@ -997,7 +998,7 @@ impl Req {
     /// At the end of the flow's traffic: a gap fill without a pending trigger that nothing
     /// resent was reordered.
     fn settle(&mut self) {
-        if let Some((_, Fill::Deferred)) = self.fill.take() {
+        if let Some((_, Fill::Deferred, _)) = self.fill.take() {
             self.s.reordered += 1;
         }
     }
@@ -1202,7 +1203,7 @@ pub(crate) struct FlowState {
     /// The opcode word counted last ([`OpCounts::count`]).
     op_last: u8,
     /// The kinds cited in full ([`Cited::add`]).
-    cited_full: u8,
+    cited_full: u16,
     /// The other flow of its connection, + 1 (0: none known).
     peer: u32,
     // Rarely touched.
@@ -2156,11 +2157,14 @@ impl Analyzer {
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
         // What this packet tells of the last gap fill (see `Fill`).
-        if let Some((p, fill)) = rq.fill {
+        if let Some((p, fill, frame)) = rq.fill {
             if class == Class::Retransmitted {
                 rq.fill = None;
                 if bth.psn == p {
-                    rq.s.reordered += u64::from(fill != Fill::Reordered);
+                    if fill != Fill::Reordered {
+                        rq.s.reordered += 1;
+                        fl.cited.add(&mut fl.cited_full, Cite::Reorder, frame);
+                    }
                     rq.s.reordered_resent += 1;
                     // The late packet took the NAK that resends it, counted as this burst's
                     // trigger then: the burst starts here with none left.
@@ -2170,7 +2174,8 @@ impl Analyzer {
                 }
             } else if fill == Fill::Deferred {
                 rq.s.reordered += 1;
-                rq.fill = Some((p, Fill::Reordered));
+                fl.cited.add(&mut fl.cited_full, Cite::Reorder, frame);
+                rq.fill = Some((p, Fill::Reordered, frame));
             }
         }
         match class {
@@ -2209,7 +2214,7 @@ impl Analyzer {
                     } else {
                         Fill::Waiting
                     };
-                    rq.fill = Some((bth.psn, fill));
+                    rq.fill = Some((bth.psn, fill, m.number));
                 }
                 if deferred {
                     rq.gap_open = None;

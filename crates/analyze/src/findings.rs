@@ -734,7 +734,7 @@ fn findings(
             },
             evidence,
             flows,
-            frames_of(Cite::Retx),
+            frames_of(Cite::Reorder),
             if strict {
                 "The fabric delivers the packets of one QP out of order (adaptive routing, packet spraying, or a path change such as an ECMP rehash or a link flap), and these receivers do not accept out-of-order packets: each late packet costs a NAK and a go-back-N resend of everything after it. Either let the NICs take out-of-order data (NICs with adaptive-routing support, enabled on these QPs), or keep each RoCE flow on one path: turn off adaptive routing or packet spraying for the RoCE priority on the switches and hash flows per 5-tuple."
             } else {
