@@ -741,6 +741,9 @@ pub(crate) struct ReqSum {
     /// requester resent all the same (see [`Req::fill`]).
     pub reordered: u64,
     pub reordered_resent: u64,
+    /// The most PSNs a reordered packet arrived behind (the highest PSN seen before it, less
+    /// its own).
+    pub reorder_depth: u64,
     pub triggers: Triggers,
     ack_lat: Lat,
     read_lat: Lat,
@@ -769,6 +772,7 @@ impl ReqSum {
         w.u(self.gap_filled);
         w.u(self.reordered);
         w.u(self.reordered_resent);
+        w.u(self.reorder_depth);
         let t = &self.triggers;
         for v in [t.nak, t.rnr, t.timeout, t.unknown] {
             w.u(v);
@@ -804,6 +808,7 @@ impl ReqSum {
             gap_filled: r.u(),
             reordered: r.u(),
             reordered_resent: r.u(),
+            reorder_depth: r.u(),
             triggers: Triggers {
                 nak: r.u(),
                 rnr: r.u(),
@@ -864,7 +869,7 @@ pub(crate) struct Req {
     ce_pending: Option<u64>,
     /// The last gap-filled PSN, until what follows it tells whether the network lost that
     /// packet or only delayed it (then until the next retransmission, which may resend it).
-    fill: Option<(u32, Fill, u64)>,
+    fill: Option<(u32, Fill, u64, u32)>,
 }
 
 /// What is known of a gap-filling first copy, a packet that arrived after a higher PSN. After
@@ -998,8 +1003,9 @@ impl Req {
     /// At the end of the flow's traffic: a gap fill without a pending trigger that nothing
     /// resent was reordered.
     fn settle(&mut self) {
-        if let Some((_, Fill::Deferred, _)) = self.fill.take() {
+        if let Some((_, Fill::Deferred, _, depth)) = self.fill.take() {
             self.s.reordered += 1;
+            self.s.reorder_depth = self.s.reorder_depth.max(u64::from(depth));
         }
     }
 
@@ -2157,12 +2163,13 @@ impl Analyzer {
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
         // What this packet tells of the last gap fill (see `Fill`).
-        if let Some((p, fill, frame)) = rq.fill {
+        if let Some((p, fill, frame, depth)) = rq.fill {
             if class == Class::Retransmitted {
                 rq.fill = None;
                 if bth.psn == p {
                     if fill != Fill::Reordered {
                         rq.s.reordered += 1;
+                        rq.s.reorder_depth = rq.s.reorder_depth.max(u64::from(depth));
                         fl.cited.add(&mut fl.cited_full, Cite::Reorder, frame);
                     }
                     rq.s.reordered_resent += 1;
@@ -2174,8 +2181,9 @@ impl Analyzer {
                 }
             } else if fill == Fill::Deferred {
                 rq.s.reordered += 1;
+                rq.s.reorder_depth = rq.s.reorder_depth.max(u64::from(depth));
                 fl.cited.add(&mut fl.cited_full, Cite::Reorder, frame);
-                rq.fill = Some((p, Fill::Reordered, frame));
+                rq.fill = Some((p, Fill::Reordered, frame, depth));
             }
         }
         match class {
@@ -2214,7 +2222,8 @@ impl Analyzer {
                     } else {
                         Fill::Waiting
                     };
-                    rq.fill = Some((bth.psn, fill, m.number));
+                    let depth = before.map_or(0, |h| psn_diff(h, bth.psn).max(0) as u32);
+                    rq.fill = Some((bth.psn, fill, m.number, depth));
                 }
                 if deferred {
                     rq.gap_open = None;
@@ -2935,6 +2944,7 @@ impl Analyzer {
             goodput_bps: goodput,
             retransmission_triggers: q.triggers.clone(),
             reordered_resent: q.reordered_resent,
+            reorder_depth: q.reorder_depth,
             ack_latency_ns: latency(&q.ack_lat),
             read_latency_ns: latency(&q.read_lat),
             gap_to_nak_ns: latency(&q.gap_to_nak),
@@ -3198,6 +3208,7 @@ mod tests {
             )
         };
         assert_eq!(got(0x20), (1, 1, 0, 0, (0, 0, 0)));
+        assert_eq!(flow(0x20).reorder_depth, 1);
         assert_eq!(got(0x30), (1, 0, 0, 1, (1, 0, 0)));
         assert_eq!(got(0x40), (1, 1, 1, 3, (2, 0, 0)));
         let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();

@@ -144,7 +144,7 @@ struct Facts {
     loss: Named,
     /// Reordered packets, those of them resent, the flows, and the (source, destination) of
     /// each flow with any; PSN sequence NAKs by (source, destination).
-    reorder: (u64, u64, Named),
+    reorder: (u64, u64, Named, u64),
     reorder_pairs: BTreeSet<(Node, Node)>,
     seq_naks: Vec<((Node, Node), u64)>,
     /// Flows whose responder acknowledged missing PSNs, nothing NAKed or resent: the capture
@@ -227,6 +227,7 @@ impl Facts {
             self.reorder.0 += c.reordered_packets;
             self.reorder.1 += f.reordered_resent;
             self.reorder.2.add_if(true, f);
+            self.reorder.3 = self.reorder.3.max(f.reorder_depth);
             self.reorder_pairs.insert((key.0, key.1));
         }
         if c.naks.psn_sequence_error > 0 {
@@ -705,7 +706,10 @@ fn findings(
         let (n, resent, flows) = (facts.reorder.0, facts.reorder.1, facts.reorder.2 .0.clone());
         let strict = resent > 0 || reorder_naks > 0;
         let mut evidence = vec![
-            format!("reordered_packets = {n}"),
+            format!(
+                "reordered_packets = {n}, arriving up to {} behind the highest PSN seen",
+                count(facts.reorder.3, "PSN", "PSNs")
+            ),
             format!("gap_filled_packets = {}", t.gap_filled_packets),
         ];
         if strict {

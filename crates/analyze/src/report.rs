@@ -153,6 +153,8 @@ pub struct Flow {
     pub retransmission_triggers: Triggers,
     /// Reordered packets the requester resent all the same (go-back-N after a NAK).
     pub reordered_resent: u64,
+    /// The most PSNs a reordered packet arrived behind.
+    pub reorder_depth: u64,
     pub ack_latency_ns: Latency,
     pub read_latency_ns: Latency,
     pub gap_to_nak_ns: Latency,
