@@ -850,11 +850,10 @@ pub(crate) struct Req {
     in_retx: bool,
     prev_read: bool,
     pending: Option<Trigger>,
-    /// PSN sequence NAKs for other PSNs that came while one was pending: each starts a
-    /// go-back-N burst of its own (a strict receiver NAKs again once a late packet let it
-    /// move on) unless a burst under way resends its PSN; and the PSN of the last.
-    naks_queued: u8,
-    nak_psn: u32,
+    /// The last gap-filled PSN, until what follows it tells whether the network lost that
+    /// packet or only delayed it (then until the next retransmission, which may resend it):
+    /// the PSN, what is known, its frame and how many PSNs it arrived behind.
+    fill: Option<(u32, Fill, u64, u32)>,
     after_cnp: Option<(u64, u64)>,
     msg_open: Option<(u64, Operation)>,
     ackreq: VecDeque<(u32, u64)>,
@@ -867,9 +866,11 @@ pub(crate) struct Req {
     gap_open: Option<u64>,
     nak_ts: Option<u64>,
     ce_pending: Option<u64>,
-    /// The last gap-filled PSN, until what follows it tells whether the network lost that
-    /// packet or only delayed it (then until the next retransmission, which may resend it).
-    fill: Option<(u32, Fill, u64, u32)>,
+    /// PSN sequence NAKs for other PSNs that came while one was pending: each starts a
+    /// go-back-N burst of its own (a strict receiver NAKs again once a late packet let it
+    /// move on) unless a burst under way resends its PSN; and the PSN of the last.
+    naks_queued: u8,
+    nak_psn: u32,
 }
 
 /// What is known of a gap-filling first copy, a packet that arrived after a higher PSN. After

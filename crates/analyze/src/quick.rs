@@ -58,13 +58,19 @@ pub(crate) fn event(
         if let Some(h) = ethernet_ipv4(d, truncated, opts) {
             return transport(e, meta, d, &h, opts);
         }
-        if let Some(t) = tunnel(d, truncated, opts) {
-            return tunnelled(e, meta, &d[t.inner_at..], t, truncated, opts);
-        }
     }
     let h = match link {
         linktype::ETHERNET | linktype::LINUX_SLL | linktype::LINUX_SLL2 => {
-            rocev2(d, link, truncated, opts)?
+            match rocev2(d, link, truncated, opts) {
+                Some(h) => h,
+                // Not RoCEv2 itself: maybe a mirror or overlay of it (tried last, so direct
+                // frames pay nothing for it).
+                None if link == linktype::ETHERNET => {
+                    let t = tunnel(d, truncated, opts)?;
+                    return tunnelled(e, meta, &d[t.inner_at..], t, truncated, opts);
+                }
+                None => return None,
+            }
         }
         linktype::INFINIBAND => ib(d, 0, truncated)?,
         linktype::ERF => {
@@ -282,6 +288,7 @@ struct Outer {
 /// fragment) and GRE carrying ERSPAN Type I, II or III (frame type Ethernet) or bridged
 /// Ethernet (RFC 1701, RFC 7637), or UDP to port 4789 and VXLAN (RFC 7348) when 4789 is not
 /// read as RoCEv2. The checks are the general decoder's; anything else is left to it.
+#[cold]
 #[inline(never)]
 fn tunnel(d: &[u8], truncated: bool, opts: &DecodeOptions) -> Option<Outer> {
     let eth = EthernetFrame::new_checked(d).ok()?;
