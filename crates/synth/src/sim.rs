@@ -273,12 +273,12 @@ enum Ev {
     Timeout(usize),
     Aux(usize),
     /// A frame the network delayed, reaching the egress queue now.
-    Late(Box<Late>),
+    Late(Box<Queued>),
 }
 
-/// The arguments of [`Sim::send`] for a frame the network delayed.
+/// A frame on its way to the egress port towards node `to` (see [`Sim::send`]).
 #[derive(Debug)]
-struct Late {
+struct Queued {
     to: usize,
     iface: u32,
     data: Vec<u8>,
@@ -579,12 +579,7 @@ impl<'s> Sim<'s> {
                 Ev::Arrive(Deliver::Cm(c, m)) => self.cm(ts, c, m),
                 Ev::Timeout(c) => self.timeout(ts, c),
                 Ev::Aux(a) => self.aux_step(ts, a),
-                Ev::Late(l) => {
-                    let l = *l;
-                    self.send(
-                        ts, l.to, l.iface, l.data, l.orig_len, l.tally, l.then, l.drop,
-                    );
-                }
+                Ev::Late(q) => self.send(ts, *q),
             }
             if let Some(e) = self.io_error.take() {
                 return Err(e);
@@ -594,37 +589,26 @@ impl<'s> Sim<'s> {
         Ok(())
     }
 
-    /// Queues a frame at the egress port towards node `to`; `drop` loses it before or after
-    /// the capture point.
-    #[allow(clippy::too_many_arguments)]
-    fn send(
-        &mut self,
-        at: u64,
-        to: usize,
-        iface: u32,
-        data: Vec<u8>,
-        orig_len: u32,
-        tally: Option<Tally>,
-        then: Option<Deliver>,
-        drop: Option<Where>,
-    ) {
-        if drop == Some(Where::BeforeCapture) {
+    /// Queues frame `q` at the egress port towards its node; its `drop` loses it before or
+    /// after the capture point.
+    fn send(&mut self, at: u64, q: Queued) {
+        if q.drop == Some(Where::BeforeCapture) {
             return;
         }
         let late = std::mem::take(&mut self.late_ns);
         if late > 0 {
-            let l = Late {
-                to,
-                iface,
-                data,
-                orig_len,
-                tally,
-                then,
-                drop,
-            };
-            self.push(at + late, Ev::Late(Box::new(l)));
+            self.push(at + late, Ev::Late(Box::new(q)));
             return;
         }
+        let Queued {
+            to,
+            iface,
+            data,
+            orig_len,
+            tally,
+            then,
+            drop,
+        } = q;
         let egress = (at + HOP_NS).max(self.link_free[to]);
         self.link_free[to] = egress + self.wire_ns(orig_len);
         let out = Out {
@@ -1083,7 +1067,16 @@ impl<'s> Sim<'s> {
             late: self.late_ns > 0,
         };
         let iface = u32::from(matches!(fabric, Fabric::Ib { .. }));
-        self.send(at, dst, iface, buf, orig as u32, Some(tally), then, drop);
+        let q = Queued {
+            to: dst,
+            iface,
+            data: buf,
+            orig_len: orig as u32,
+            tally: Some(tally),
+            then,
+            drop,
+        };
+        self.send(at, q);
     }
 
     fn bth(&self, opcode: u8, destqp: u32, psn: u32, ackreq: bool, padcnt: u8) -> BthRepr {
