@@ -980,34 +980,38 @@ impl ReqState {
         }
     }
 
-    /// Keeps only the summary, packed.
-    fn seal(&mut self) {
-        if let Some(mut r) = self.live.take() {
-            r.settle();
-            let mut s = r.s;
-            s.seal();
-            self.sealed = Some(s.pack());
-        }
+    /// Keeps only the summary, packed. Returns the frame of a reorder that the end of the
+    /// flow's traffic confirmed ([`Req::settle`]).
+    fn seal(&mut self) -> Option<u64> {
+        let mut r = self.live.take()?;
+        let late = r.settle();
+        let mut s = r.s;
+        s.seal();
+        self.sealed = Some(s.pack());
+        late
     }
 
     /// Summarises the live state's latencies in place (the end of the capture: nothing is
-    /// packed, as every report is built next).
-    fn summarise(&mut self) {
-        if let Some(r) = &mut self.live {
-            r.settle();
-            r.s.seal();
-        }
+    /// packed, as every report is built next). Returns what [`ReqState::seal`] returns.
+    fn summarise(&mut self) -> Option<u64> {
+        let r = self.live.as_mut()?;
+        let late = r.settle();
+        r.s.seal();
+        late
     }
 }
 
 impl Req {
     /// At the end of the flow's traffic: a gap fill without a pending trigger that nothing
     /// resent was reordered.
-    fn settle(&mut self) {
-        if let Some((_, Fill::Deferred, _, depth)) = self.fill.take() {
-            self.s.reordered += 1;
-            self.s.reorder_depth = self.s.reorder_depth.max(u64::from(depth));
-        }
+    /// Returns the late packet's frame, for the flow to cite.
+    fn settle(&mut self) -> Option<u64> {
+        let (_, Fill::Deferred, frame, depth) = self.fill.take()? else {
+            return None;
+        };
+        self.s.reordered += 1;
+        self.s.reorder_depth = self.s.reorder_depth.max(u64::from(depth));
+        Some(frame)
     }
 
     fn open_message(&mut self, payload: u64, op: Operation) {
@@ -1294,7 +1298,9 @@ impl FlowState {
         if let Some(r) = &mut self.resp {
             r.seal();
         }
-        self.req.seal();
+        if let Some(n) = self.req.seal() {
+            self.cite(Cite::Reorder, n);
+        }
     }
 
     /// Turns every latency into its summary, which leaves the flow's report unchanged and
@@ -1303,7 +1309,9 @@ impl FlowState {
         if let Some(r) = &mut self.resp {
             r.seal();
         }
-        self.req.summarise();
+        if let Some(n) = self.req.summarise() {
+            self.cite(Cite::Reorder, n);
+        }
     }
 
     /// The response state, created on first use.
@@ -3194,6 +3202,10 @@ mod tests {
             .map(|f| (f.code.as_str(), f.severity))
             .collect();
         assert_eq!(sev, [("transport.reorder", crate::report::Severity::Info)]);
+        // The late packet last of its flow: confirmed at the end, and cited all the same.
+        let r = run(5);
+        let reorder = r.findings.iter().find(|f| f.code == "transport.reorder");
+        assert_eq!(reorder.map(|f| f.frames.as_slice()), Some(&[5][..]));
         let r = run(events.len());
         let flow = |qp| r.flows.iter().find(|f| f.dest_qp == qp).unwrap();
         let got = |qp| {
