@@ -619,8 +619,25 @@ pub(crate) enum Cite {
     NotEct,
     Timeout,
     Bad,
-    Err,
     Reorder,
+    /// The NAKs that may not be retried, by code (AETH syndrome, IBTA §9.7.5.1.1 Table 44):
+    /// invalid request, remote access error, remote operational error, invalid RD request.
+    InvalidRequest,
+    RemoteAccess,
+    RemoteOperational,
+    InvalidRd,
+}
+
+impl Cite {
+    /// The kind of a NAK with `code` 1–4 (a reserved code above 4 counts as 4, as `naks` does).
+    pub(crate) fn fatal_nak(code: u8) -> Self {
+        [
+            Self::InvalidRequest,
+            Self::RemoteAccess,
+            Self::RemoteOperational,
+            Self::InvalidRd,
+        ][usize::from(code.clamp(1, 4) - 1)]
+    }
 }
 
 /// The first [`SAMPLES`] frame numbers of each [`Cite`] kind of one flow, in one list: most
@@ -1332,6 +1349,14 @@ impl FlowState {
             .as_deref()
             .and_then(|r| r.more.as_deref())
             .map_or(0, |m| m.naks[0])
+    }
+
+    /// NAKs this flow carried that end the connection (every code but the PSN sequence error).
+    pub(crate) fn fatal_naks(&self) -> u64 {
+        self.resp
+            .as_deref()
+            .and_then(|r| r.more.as_deref())
+            .map_or(0, |m| m.naks[1..].iter().sum())
     }
 
     pub fn first_psn(&self) -> Option<u32> {
@@ -2486,7 +2511,16 @@ impl Analyzer {
                 fl.resp().more().naks[usize::from(code.min(4))] += 1;
                 fl.cite(Cite::Nak, m.number);
                 if code != 0 {
-                    fl.cite(Cite::Err, m.number);
+                    fl.cite(Cite::fatal_nak(code), m.number);
+                    // Any other NAK may not be retried: the requester's QP goes to the error
+                    // state, the requests before the NAKed one are done and the rest flushed,
+                    // so none is waiting for an answer any more.
+                    if let Some(rq) = req.and_then(|r| self.flows[r].req.live()) {
+                        rq.ackreq.clear();
+                        rq.reads.clear();
+                        rq.pending = None;
+                        rq.naks_queued = 0;
+                    }
                 }
                 // Only a PSN sequence error NAK leads to a retransmission.
                 if let (0, Some(r)) = (code, req) {
@@ -3230,6 +3264,60 @@ mod tests {
         assert!(!codes.contains(&"transport.timeout"), "{codes:?}");
     }
 
+    /// A NAK that may not be retried ends the connection: it is cited under its own code, the
+    /// connection is in the error state, and what the requester sent after the failed request
+    /// (flushed, never answered) is no stall, however long the capture goes on.
+    #[test]
+    fn fatal_naks_end_the_connection() {
+        let nak = |code: u8, psn, ts| Event {
+            aeth: Some(Aeth::parse(&[0x60 | code, 0, 0, 1]).unwrap()),
+            ..rc(2, 1, 0x10, 0x11, psn, ts)
+        };
+        let second = 2_000_000_000;
+        let events = [
+            rc(1, 2, 0x20, 0x0a, 100, 0),
+            rc(2, 1, 0x10, 0x11, 100, 1_000),
+            rc(1, 2, 0x20, 0x0a, 101, 2_000),
+            rc(1, 2, 0x20, 0x0a, 102, 2_100),
+            nak(2, 101, 3_000),
+            rc(1, 2, 0x20, 0x0a, 103, 3_100),
+            rc(3, 4, 0x30, 0x0a, 7, second),
+            rc(4, 3, 0x31, 0x11, 7, second + 1_000),
+        ];
+        let mut an = Analyzer::new(Config::default());
+        for (i, e) in events.iter().enumerate() {
+            an.event(&Event {
+                meta: PacketMeta {
+                    number: i as u64 + 1,
+                    ..e.meta
+                },
+                ..e.clone()
+            });
+        }
+        let r = an.finish();
+        let transport = |r: &report::Report| -> Vec<String> {
+            let codes = r.findings.iter().map(|f| f.code.clone());
+            codes.filter(|c| c.starts_with("transport.")).collect()
+        };
+        assert_eq!(transport(&r), ["transport.remote_access_error"]);
+        assert_eq!(r.findings[0].frames, [5]);
+        assert_eq!(r.totals.counters.naks.remote_access_error, 1);
+        let states: Vec<_> = r.connections.iter().map(|c| c.state.as_str()).collect();
+        assert_eq!(states, ["error", "active"]);
+        for (code, name) in [
+            (1, "transport.invalid_request"),
+            (3, "transport.remote_operational_error"),
+            (4, "transport.invalid_rd_request"),
+            (9, "transport.invalid_rd_request"),
+        ] {
+            let mut an = Analyzer::new(Config::default());
+            for e in [&events[0], &events[1], &nak(code, 101, 3_000)] {
+                an.event(e);
+            }
+            assert_eq!(transport(&an.finish()), [name]);
+        }
+    }
+
     /// A CM message from `src` to `dst` (UD SEND only to QP 1).
     fn cm(src: u8, dst: u8, ts: u64, m: CmMessage) -> Event {
         Event {
@@ -3639,7 +3727,11 @@ mod tests {
             Cite::NotEct,
             Cite::Timeout,
             Cite::Bad,
-            Cite::Err,
+            Cite::Reorder,
+            Cite::InvalidRequest,
+            Cite::RemoteAccess,
+            Cite::RemoteOperational,
+            Cite::InvalidRd,
         ];
         let (mut c, mut full) = (Cited::default(), 0);
         let mut model: Vec<Vec<u64>> = vec![Vec::new(); kinds.len()];

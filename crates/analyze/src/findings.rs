@@ -152,8 +152,10 @@ struct Facts {
     dropped: (u64, u64, Named),
     timeout: Named,
     rnr: Named,
+    invalid_request: Named,
     remote_access: Named,
     remote_operational: Named,
+    invalid_rd: Named,
     not_ect: Named,
     icrc_bad: Named,
     rnr_timers: BTreeSet<u32>,
@@ -241,9 +243,11 @@ impl Facts {
         }
         self.timeout.add_if(c.timeouts > 0, f);
         self.rnr.add_if(c.rnr_naks > 0, f);
+        self.invalid_request.add_if(c.naks.invalid_request > 0, f);
         self.remote_access.add_if(c.naks.remote_access_error > 0, f);
         self.remote_operational
             .add_if(c.naks.remote_operational_error > 0, f);
+        self.invalid_rd.add_if(c.naks.invalid_rd_request > 0, f);
         self.not_ect.add_if(c.ecn.not_ect > 0 && f.dest_qp > 1, f);
         self.icrc_bad.add_if(c.icrc.bad > 0, f);
         self.rnr_timers.extend(f.rnr_timer_us.iter().copied());
@@ -428,7 +432,13 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
             learned: "inferred".into(),
             application: a.perftest.then(|| "perftest".to_string()),
             service_id: None,
-            state: "active".into(),
+            // A NAK that may not be retried ended it: both QPs are in the error state.
+            state: if f.fatal_naks() + g.fatal_naks() > 0 {
+                "error"
+            } else {
+                "active"
+            }
+            .into(),
             reject_reason: None,
             observed_mtu_a_to_b: (f.max_fm_payload > 0).then_some(f.max_fm_payload),
             observed_mtu_b_to_a: (g.max_fm_payload > 0).then_some(g.max_fm_payload),
@@ -767,6 +777,11 @@ fn findings(
         };
         let age = cap.last_ts_ns.saturating_sub(oldest);
         let Some(p) = f.peer() else { continue };
+        // A NAK that may not be retried ended the connection: what the requester sent after
+        // it was flushed, not left waiting.
+        if a.flows[p].fatal_naks() > 0 {
+            continue;
+        }
         if age >= STALL_NS {
             stalled.0 += n;
             stalled.1 = stalled.1.max(age);
@@ -895,18 +910,40 @@ fn findings(
             "The responder application does not keep enough receive WQEs posted. Post receives earlier and deeper (or use an SRQ), and make the sender wait less per retry with a smaller min_rnr_timer; rnr_retry 7 retries forever.",
         );
     }
-    for (code, n, name, named) in [
+    // The NAKs that may not be retried: the requester's work request completes in error and
+    // both QPs go to the error state.
+    for (code, n, name, named, cite, advice) in [
+        (
+            "transport.invalid_request",
+            t.naks.invalid_request,
+            "invalid request",
+            facts.invalid_request.0,
+            Cite::InvalidRequest,
+            "The responder rejected the request itself: an operation its QP was not enabled for (RDMA READ, WRITE or atomics without IBV_ACCESS_REMOTE_READ/WRITE/ATOMIC in the QP's access flags), more RDMA READs or atomics in flight than it accepts (the requester's max_rd_atomic above the responder's max_dest_rd_atomic), a SEND longer than the receive buffer posted for it, or a message whose FIRST/MIDDLE/LAST packets break the sequence. The requester sees IBV_WC_REM_INV_REQ_ERR and its QP goes to the error state. Check the QP attributes both sides set (ibv_modify_qp) and the receive buffer sizes.",
+        ),
         (
             "transport.remote_access_error",
             t.naks.remote_access_error,
             "remote access error",
             facts.remote_access.0,
+            Cite::RemoteAccess,
+            "The responder refused an RDMA access: wrong R_Key, an address outside the registered memory region, or missing access rights (IBV_ACCESS_REMOTE_WRITE/READ). The QP goes to the error state; check the memory registration and the keys exchanged.",
         ),
         (
             "transport.remote_operational_error",
             t.naks.remote_operational_error,
             "remote operational error",
             facts.remote_operational.0,
+            Cite::RemoteOperational,
+            "The responder could not complete the request for a local reason (its QP or memory in error). Check the responder's logs and its QP state.",
+        ),
+        (
+            "transport.invalid_rd_request",
+            t.naks.invalid_rd_request,
+            "invalid RD request (or a reserved NAK code)",
+            facts.invalid_rd.0,
+            Cite::InvalidRd,
+            "This NAK belongs to the Reliable Datagram service, which RDMA NICs do not implement, and codes above it are reserved: from an RC responder it means a damaged packet that passed the ICRC, or a responder bug. The requester's QP goes to the error state; capture the responder's side and check its firmware.",
         ),
     ] {
         if n > 0 {
@@ -916,12 +953,8 @@ fn findings(
                 format!("{} with {name}", count(n, "NAK", "NAKs")),
                 vec![format!("NAK {name}: {n}")],
                 named,
-                frames_of(Cite::Err),
-                if code.ends_with("access_error") {
-                    "The responder refused an RDMA access: wrong R_Key, an address outside the registered memory region, or missing access rights (IBV_ACCESS_REMOTE_WRITE/READ). The QP goes to the error state; check the memory registration and the keys exchanged."
-                } else {
-                    "The responder could not complete the request for a local reason (its QP or memory in error). Check the responder's logs and its QP state."
-                },
+                frames_of(cite),
+                advice,
             );
         }
     }

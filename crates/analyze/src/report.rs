@@ -65,6 +65,17 @@ pub struct Naks {
     pub invalid_rd_request: u64,
 }
 
+impl Naks {
+    /// NAKs of every code.
+    pub fn total(&self) -> u64 {
+        self.psn_sequence_error
+            + self.invalid_request
+            + self.remote_access_error
+            + self.remote_operational_error
+            + self.invalid_rd_request
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct Ecn {
     pub not_ect: u64,

@@ -454,7 +454,7 @@ pub fn render_text(r: &Report, top: usize) -> String {
         t.gap_filled_packets,
         t.missing_packets,
         t.duplicate_acks,
-        t.naks.psn_sequence_error + t.naks.invalid_request + t.naks.remote_access_error + t.naks.remote_operational_error + t.naks.invalid_rd_request,
+        t.naks.total(),
         t.rnr_naks,
         t.timeouts
     ));
@@ -603,8 +603,7 @@ pub fn render_text(r: &Report, top: usize) -> String {
                 Cell::new(bytes(sum(&|f| f.counters.bytes))).set_alignment(CellAlignment::Right),
                 Cell::new(sum(&|f| f.counters.retransmitted_packets))
                     .set_alignment(CellAlignment::Right),
-                Cell::new(sum(&|f| f.counters.naks.psn_sequence_error))
-                    .set_alignment(CellAlignment::Right),
+                Cell::new(sum(&|f| f.counters.naks.total())).set_alignment(CellAlignment::Right),
                 Cell::new(sum(&|f| f.counters.rnr_naks)).set_alignment(CellAlignment::Right),
                 Cell::new(sum(&|f| f.counters.cnp)).set_alignment(CellAlignment::Right),
                 Cell::new(sum(&|f| f.counters.ecn.ce)).set_alignment(CellAlignment::Right),
@@ -660,7 +659,7 @@ pub fn render_text(r: &Report, top: usize) -> String {
             Cell::new(k.gap_filled_packets).set_alignment(CellAlignment::Right),
             Cell::new(k.missing_packets).set_alignment(CellAlignment::Right),
             Cell::new(k.duplicate_acks).set_alignment(CellAlignment::Right),
-            Cell::new(k.naks.psn_sequence_error).set_alignment(CellAlignment::Right),
+            Cell::new(k.naks.total()).set_alignment(CellAlignment::Right),
             Cell::new(k.cnp).set_alignment(CellAlignment::Right),
             Cell::new(k.ecn.ce).set_alignment(CellAlignment::Right),
             Cell::new(k.icrc.bad).set_alignment(CellAlignment::Right),

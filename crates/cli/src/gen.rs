@@ -9,7 +9,7 @@ use rdmascope_synth::{generate, GenOptions, Scenario, Sink};
 
 #[derive(clap::Args)]
 pub struct GenArgs {
-    /// clean, lossy, rnr, incast, pfc-storm, misconfig, ib, mixed or reorder.
+    /// clean, lossy, rnr, incast, pfc-storm, misconfig, ib, mixed, reorder or errors.
     #[arg(long)]
     pub scenario: String,
     /// Stop after N frames (default 10000 unless --duration is given).

@@ -333,7 +333,7 @@ pub fn render(r: &Report) -> String {
         ),
         (
             "NAKs / RNR NAKs",
-            format!("{} / {}", t.naks.psn_sequence_error, t.rnr_naks),
+            format!("{} / {}", t.naks.total(), t.rnr_naks),
         ),
         ("CNPs / CE marks", format!("{} / {}", t.cnp, t.ecn.ce)),
         (
@@ -583,7 +583,7 @@ pub fn render(r: &Report) -> String {
             sum(&|f| f.counters.packets),
             sum(&|f| f.counters.bytes),
             sum(&|f| f.counters.retransmitted_packets),
-            sum(&|f| f.counters.naks.psn_sequence_error),
+            sum(&|f| f.counters.naks.total()),
             sum(&|f| f.counters.rnr_naks),
             sum(&|f| f.counters.cnp),
             sum(&|f| f.counters.ecn.ce),
@@ -650,7 +650,7 @@ pub fn render(r: &Report) -> String {
             k.gap_filled_packets,
             k.missing_packets,
             k.duplicate_acks,
-            k.naks.psn_sequence_error,
+            k.naks.total(),
             k.cnp,
             k.ecn.ce,
             k.icrc.bad,

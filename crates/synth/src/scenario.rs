@@ -16,10 +16,11 @@ pub enum Scenario {
     Ib,
     Mixed,
     Reorder,
+    Errors,
 }
 
 impl Scenario {
-    pub const ALL: [Scenario; 9] = [
+    pub const ALL: [Scenario; 10] = [
         Self::Clean,
         Self::Lossy,
         Self::Rnr,
@@ -29,6 +30,7 @@ impl Scenario {
         Self::Ib,
         Self::Mixed,
         Self::Reorder,
+        Self::Errors,
     ];
 
     pub fn name(self) -> &'static str {
@@ -42,6 +44,7 @@ impl Scenario {
             Self::Ib => "ib",
             Self::Mixed => "mixed",
             Self::Reorder => "reorder",
+            Self::Errors => "errors",
         }
     }
 
@@ -119,6 +122,7 @@ pub fn generate(o: &GenOptions, sink: &mut dyn Sink) -> std::io::Result<Truth> {
         Scenario::Misconfig => misconfig(&mut sim, 32, 0xb00),
         Scenario::Ib => ib(&mut sim, 48, 0xd00),
         Scenario::Reorder => reorder(&mut sim, 40, 0xf00, vlan_pcp),
+        Scenario::Errors => errors(&mut sim, 56, 0x1100, vlan_pcp),
         Scenario::Mixed => {
             clean(&mut sim, 0, 0x100, vlan_pcp);
             lossy(&mut sim, 8, 0x300, vlan_pcp);
@@ -177,6 +181,12 @@ pub fn expected_findings(
     }
     if c.rnr_naks > 0 {
         f.push("transport.rnr");
+    }
+    if c.naks.invalid_request > 0 {
+        f.push("transport.invalid_request");
+    }
+    if c.naks.invalid_rd_request > 0 {
+        f.push("transport.invalid_rd_request");
     }
     if c.naks.remote_access_error > 0 {
         f.push("transport.remote_access_error");
@@ -369,6 +379,40 @@ fn reorder(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
         c.reorder_ns = 400;
         c.ooo = i == 2;
         c.psn_a = sim.rng().below(1 << 24) as u32;
+        sim.add_conn(c);
+    }
+}
+
+/// Three applications whose responders fail a request fatally, each connection reconnecting
+/// with new QPs and failing again: an R_Key the responder invalidated while the requester
+/// still used it (remote access error), a SEND longer than the receive buffer posted for it
+/// (invalid request: a length error), and a responder that cannot carry out a request for a
+/// local reason (remote operational error). Each NAK ends its connection: both QPs go to the
+/// error state, and the requests the requester had sent after the failed one go unanswered.
+fn errors(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
+    for (i, (ops, sizes, at, code)) in [
+        (vec![OpKind::Write, OpKind::Send], vec![4096, 16384], 40, 2),
+        (vec![OpKind::Send], vec![2048, 8192], 25, 1),
+        (vec![OpKind::Send, OpKind::Write], vec![1024, 4096], 60, 3),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let k = n + 2 * i;
+        let mut c = base(
+            k,
+            k + 1,
+            q + i as u32 * 0x10,
+            q + 0x8 + i as u32 * 0x10,
+            pcp,
+        );
+        c.ops = ops;
+        c.sizes = sizes;
+        c.fatal = Some((at, code));
+        c.respawn = true;
+        c.rate = 0.3;
+        c.psn_a = sim.rng().below(1 << 24) as u32;
+        c.start_ns = 500 * i as u64;
         sim.add_conn(c);
     }
 }

@@ -136,6 +136,12 @@ pub struct ConnCfg {
     /// The receiver takes request packets out of order (as NICs on adaptively routed fabrics
     /// do): one that runs ahead of the expected PSN waits for the gap to fill, with no NAK.
     pub ooo: bool,
+    /// Message n (counted from 0) meets a fatal responder error: the responder NAKs its first
+    /// packet with this NAK code (1 invalid request, 2 remote access error, 3 remote
+    /// operational error; IBTA §9.7.5.1.1) and its QP goes to the error state, dropping every
+    /// later request; the requester's QP goes to the error state on the NAK and sends no more
+    /// (a `respawn` connection then starts again with new QPs, and fails again).
+    pub fatal: Option<(u64, u8)>,
 }
 
 impl ConnCfg {
@@ -175,6 +181,7 @@ impl ConnCfg {
             reorder_every: 0,
             reorder_ns: 0,
             ooo: false,
+            fatal: None,
         }
     }
 }
@@ -370,6 +377,8 @@ struct Conn {
     rnr_discard: bool,
     /// Packets ahead of `epsn` an out-of-order receiver holds, by PSN.
     ooo_held: BTreeMap<u32, Pkt>,
+    /// The responder's QP is in the error state (`ConnCfg::fatal`).
+    resp_error: bool,
     blackout_until: u64,
     blackout_done: bool,
     last_cnp: u64,
@@ -1381,9 +1390,18 @@ impl<'s> Sim<'s> {
                     self.retire(c, psn);
                 }
             }
-            Resp::Nak { psn, .. } => {
+            Resp::Nak { psn, code: 0, .. } => {
                 self.retire(c, (psn + 0xff_ffff) & 0xff_ffff);
                 self.go_back(now, c, Cause::Nak, now);
+            }
+            Resp::Nak { .. } => {
+                // A fatal NAK: the requester's QP goes to the error state and flushes the rest.
+                let conn = &mut self.conns[c];
+                conn.outstanding.clear();
+                conn.resend = None;
+                conn.timer_armed = false;
+                self.teardown(now, c);
+                return;
             }
             Resp::Rnr { psn, .. } => {
                 self.retire(c, (psn + 0xff_ffff) & 0xff_ffff);
@@ -1533,6 +1551,9 @@ impl<'s> Sim<'s> {
     fn rx_req(&mut self, now: u64, c: usize, mut p: Pkt) {
         let ce = p.read_len & 0x8000_0000 != 0;
         p.read_len &= 0x7fff_ffff;
+        if self.conns[c].resp_error {
+            return;
+        }
         if ce
             && self.conns[c].cfg.cnp
             && now.saturating_sub(self.conns[c].last_cnp) >= CNP_INTERVAL_NS
@@ -1562,6 +1583,17 @@ impl<'s> Sim<'s> {
             return;
         }
         let is_send_start = matches!(p.opcode, 0x00 | 0x04 | 0x05);
+        let starts_message = matches!(p.opcode, 0x00 | 0x04..=0x06 | 0x0a..=0x0c);
+        if let Some((_, code)) = conn
+            .cfg
+            .fatal
+            .filter(|&(n, _)| starts_message && u64::from(conn.msn) == n)
+        {
+            conn.resp_error = true;
+            let (psn, msn) = (p.psn, conn.msn);
+            self.respond(now, c, Resp::Nak { psn, msn, code });
+            return;
+        }
         if conn.rnr_discard {
             conn.rnr_discard = false;
         } else if is_send_start && conn.rnr_left > 0 {
@@ -1998,6 +2030,7 @@ impl Conn {
             rnr_left: cfg.rnr_sends,
             rnr_discard: false,
             ooo_held: BTreeMap::new(),
+            resp_error: false,
             blackout_until: 0,
             blackout_done: false,
             last_cnp: 0,

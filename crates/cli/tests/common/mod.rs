@@ -109,7 +109,7 @@ pub fn tmp_dir(tag: &str) -> PathBuf {
 }
 
 /// Every `gen` scenario.
-pub const SCENARIOS: [&str; 9] = [
+pub const SCENARIOS: [&str; 10] = [
     "clean",
     "lossy",
     "rnr",
@@ -119,4 +119,5 @@ pub const SCENARIOS: [&str; 9] = [
     "ib",
     "mixed",
     "reorder",
+    "errors",
 ];
