@@ -523,8 +523,23 @@ pub fn counter_meaning(name: &str) -> Option<&'static str> {
         "local_ack_timeout_err" => {
             "ACK timeouts on this host's QPs: lost packets or ACKs, or a dead peer"
         }
-        "rnr_nak_retry_err" => {
+        "rnr_nak_retry_err" | "req_rnr_retries_exceeded" => {
             "RNR retries exhausted: the receiver's application does not post receives in time"
+        }
+        "req_transport_retries_exceeded" => {
+            "transport retries exhausted (IBV_WC_RETRY_EXC_ERR): lost packets or a dead peer"
+        }
+        "req_remote_access_errors" => {
+            "remote access errors this host's requests got back: the peer refused an R_Key, address or access right"
+        }
+        "resp_remote_access_errors" => {
+            "remote access errors this host sent: peers use R_Keys, addresses or rights its registrations do not allow"
+        }
+        "req_remote_invalid_request" | "resp_remote_invalid_request" => {
+            "invalid request NAKs: operations a QP is not enabled for, too many READs/atomics in flight, or over-long SENDs"
+        }
+        "resp_local_length_error" => {
+            "inbound messages longer than the receive buffer posted for them"
         }
         "rnr_nak_retries" | "rx_rnr_nak" => "RNR NAKs: receivers without posted receive buffers",
         "np_cnp_sent" => {
@@ -562,6 +577,22 @@ const LOSS: &[&str] = &[
     "local_ack_timeout_err",
     "duplicate_request",
 ];
+
+/// Counters of work requests that failed with an error that may not be retried: each one put a
+/// QP in the error state (mlx5's extended error counters, and the RNR/transport retry limits).
+const QP_ERRORS: &[&str] = &[
+    "req_remote_access_errors",
+    "resp_remote_access_errors",
+    "req_remote_invalid_request",
+    "resp_remote_invalid_request",
+    "resp_local_length_error",
+    "req_transport_retries_exceeded",
+    "req_rnr_retries_exceeded",
+    "rnr_nak_retry_err",
+];
+
+/// What to do about [`QP_ERRORS`].
+const QP_ERRORS_ADVICE: &str = "Each of these ended a queue pair: the application saw a work completion in error (IBV_WC_REM_ACCESS_ERR, IBV_WC_REM_INV_REQ_ERR, IBV_WC_RETRY_EXC_ERR, IBV_WC_RNR_RETRY_EXC_ERR) and had to reconnect. Access errors are R_Keys or addresses the peer no longer accepts (memory deregistered while still in use, keys mixed up between connections); invalid requests are QP access flags, max_rd_atomic above the peer's max_dest_rd_atomic, or receive buffers shorter than the SENDs. Capture the traffic and run rdmascope analyze: its transport.* findings name the connections and frames.";
 
 /// Computes per-second rates between two reads of the same host.
 pub fn rates(before: &Host, after: &Host, secs: f64) -> Vec<Rate> {
@@ -662,6 +693,24 @@ pub fn check(host: &mut Host) {
                         .map(|v| format!("{c} = {v}"))
                 })
                 .collect();
+            let qp_errors: Vec<String> = QP_ERRORS
+                .iter()
+                .filter_map(|c| {
+                    p.hw_counters
+                        .get(*c)
+                        .filter(|v| **v > 0)
+                        .map(|v| format!("{c} = {v}"))
+                })
+                .collect();
+            if !qp_errors.is_empty() {
+                push(
+                    Severity::Warning,
+                    "counters.qp_errors",
+                    format!("{id}: queue pairs failed with errors that end them since the driver loaded"),
+                    qp_errors,
+                    QP_ERRORS_ADVICE,
+                );
+            }
             if !loss.is_empty() {
                 let advice = format!("Sequence errors and ACK timeouts mean RoCE packets are dropped: check PFC on the RDMA priority end to end and the switch buffers. Run with --interval 5s to see whether they still grow.{}", reorder_hint(loss.iter().any(|l| l.starts_with("out_of_sequence "))));
                 push(
@@ -749,6 +798,19 @@ pub fn check(host: &mut Host) {
     for r in &host.rates {
         if r.port == 0 && r.counter.contains("pause") {
             push(Severity::Warning, "counters.pause", format!("{}: {} grows at {:.1}/s", r.device, r.counter, r.per_second), vec![r.meaning.to_string()], "Links are being paused right now: find the congested receiver (incast, a slow host, a stuck NIC), check ECN/DCQCN is on so senders slow down before PFC triggers, and watch for the pause spreading to other ports.");
+            continue;
+        }
+        if QP_ERRORS.contains(&r.counter.as_str()) {
+            push(
+                Severity::Critical,
+                "counters.qp_errors",
+                format!(
+                    "{} port {}: {} grows at {:.1}/s",
+                    r.device, r.port, r.counter, r.per_second
+                ),
+                vec![r.meaning.to_string()],
+                QP_ERRORS_ADVICE,
+            );
             continue;
         }
         if LOSS.contains(&r.counter.as_str()) {

@@ -59,6 +59,7 @@ fn the_classic_mistakes_are_each_found() {
         "port.down",
         "port.not_linkup",
         "counters.loss",
+        "counters.qp_errors",
         "ecn.disabled",
         "gid.no_rocev2",
         "mtu.mismatch",
@@ -105,6 +106,34 @@ fn limited_partition_membership_is_flagged() {
     h.devices[0].ports[0].pkeys.push(0x7fff);
     check(&mut h);
     assert!(codes(&h).contains("pkey.limited_member"));
+}
+
+/// Work requests that failed for good (a remote access error here) are a warning since the
+/// driver loaded and critical while they grow; a zero counter says nothing.
+#[test]
+fn qp_error_counters_are_found() {
+    let a = read(&fixture("roce-bad"));
+    let mut h = a.clone();
+    check(&mut h);
+    let f = h.findings.iter().find(|f| f.code == "counters.qp_errors");
+    assert_eq!(
+        f.map(|f| (f.severity, f.evidence.clone())),
+        Some((
+            Severity::Warning,
+            vec!["req_remote_access_errors = 7".to_string()]
+        ))
+    );
+    let mut b = a.clone();
+    *b.devices[0].ports[1]
+        .hw_counters
+        .get_mut("req_remote_access_errors")
+        .unwrap() += 10;
+    b.rates = rates(&a, &b, 5.0);
+    check(&mut b);
+    assert!(b.findings.iter().any(|f| f.code == "counters.qp_errors"
+        && f.severity == Severity::Critical
+        && f.summary
+            .contains("req_remote_access_errors grows at 2.0/s")));
 }
 
 #[test]
