@@ -626,6 +626,8 @@ pub(crate) enum Cite {
     RemoteAccess,
     RemoteOperational,
     InvalidRd,
+    /// The first packet of a go-back-N pass after an ACK timeout (see [`Req::timeouts_in_row`]).
+    Retry,
 }
 
 impl Cite {
@@ -761,6 +763,9 @@ pub(crate) struct ReqSum {
     /// The most PSNs a reordered packet arrived behind (the highest PSN seen before it, less
     /// its own).
     pub reorder_depth: u64,
+    /// The most go-back-N passes after ACK timeouts with no response between them (see
+    /// [`Req::timeouts_in_row`]).
+    pub timeouts_in_a_row: u64,
     pub triggers: Triggers,
     ack_lat: Lat,
     read_lat: Lat,
@@ -790,6 +795,7 @@ impl ReqSum {
         w.u(self.reordered);
         w.u(self.reordered_resent);
         w.u(self.reorder_depth);
+        w.u(self.timeouts_in_a_row);
         let t = &self.triggers;
         for v in [t.nak, t.rnr, t.timeout, t.unknown] {
             w.u(v);
@@ -826,6 +832,7 @@ impl ReqSum {
             reordered: r.u(),
             reordered_resent: r.u(),
             reorder_depth: r.u(),
+            timeouts_in_a_row: r.u(),
             triggers: Triggers {
                 nak: r.u(),
                 rnr: r.u(),
@@ -888,6 +895,18 @@ pub(crate) struct Req {
     /// move on) unless a burst under way resends its PSN; and the PSN of the last.
     naks_queued: u8,
     nak_psn: u32,
+    /// Go-back-N passes since the last response (ACK, NAK, READ response) that no NAK or RNR
+    /// NAK started, so ACK timeouts did: the requester's retries of its oldest request. A
+    /// pass starts with the first resend after new data, with a resend that goes back, or
+    /// with a jump forward to the PSN a NAK or RNR NAK named (the requester starts over there
+    /// before the pass it was making reached it).
+    timeouts_in_row: u32,
+    /// NAKs and RNR NAKs that came since the last pass started, each the trigger of a pass to
+    /// come, and the PSN the last of them named.
+    naks_since_pass: u8,
+    nak_psn_since: Option<u32>,
+    /// The PSN of the last resent packet.
+    retx_psn: u32,
 }
 
 /// What is known of a gap-filling first copy, a packet that arrived after a higher PSN. After
@@ -2234,6 +2253,25 @@ impl Analyzer {
             Class::Retransmitted | Class::GapFilled => {
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
+                    // A jump forward to the PSN a NAK named: the requester starts over there
+                    // before its pass reached it (the next PSN in order is the pass going on).
+                    let named =
+                        rq.nak_psn_since == Some(bth.psn) && psn_diff(bth.psn, rq.retx_psn) > 1;
+                    if !rq.in_retx || named || psn_diff(bth.psn, rq.retx_psn) <= 0 {
+                        if named {
+                            rq.nak_psn_since = None;
+                        }
+                        if rq.naks_since_pass > 0 {
+                            rq.naks_since_pass -= 1;
+                            rq.timeouts_in_row = 0;
+                        } else {
+                            rq.timeouts_in_row = rq.timeouts_in_row.saturating_add(1);
+                            rq.s.timeouts_in_a_row =
+                                rq.s.timeouts_in_a_row.max(u64::from(rq.timeouts_in_row));
+                            fl.cited.add(&mut fl.cited_full, Cite::Retry, m.number);
+                        }
+                    }
+                    rq.retx_psn = bth.psn;
                     // A burst under way resends the PSN a NAK still pending asked for: that
                     // NAK is served, and starts no burst of its own.
                     if rq.in_retx && rq.pending == Some(Trigger::Nak) && bth.psn == rq.nak_psn {
@@ -2473,6 +2511,7 @@ impl Analyzer {
                 }
                 let rf = req.map(|r| &mut self.flows[r]);
                 if let Some((class, rq)) = rf.and_then(|f| Some((f.class, f.req.live()?))) {
+                    rq.timeouts_in_row = 0;
                     while let Some(&(p, t)) = rq.ackreq.front() {
                         if psn_diff(p, bth.psn) <= 0 {
                             rq.ackreq.pop_front();
@@ -2502,6 +2541,9 @@ impl Analyzer {
                     if let Some(rq) = self.flows[r].req.open() {
                         rq.pending = Some(Trigger::Rnr);
                         rq.naks_queued = 0;
+                        rq.timeouts_in_row = 0;
+                        rq.naks_since_pass = rq.naks_since_pass.saturating_add(1);
+                        rq.nak_psn_since = Some(bth.psn);
                     }
                 }
             }
@@ -2512,6 +2554,13 @@ impl Analyzer {
                 fl.cite(Cite::Nak, m.number);
                 if code != 0 {
                     fl.cite(Cite::fatal_nak(code), m.number);
+                }
+                if let Some(rq) = req.and_then(|r| self.flows[r].req.live()) {
+                    rq.timeouts_in_row = 0;
+                    rq.naks_since_pass = rq.naks_since_pass.saturating_add(1);
+                    rq.nak_psn_since = Some(bth.psn);
+                }
+                if code != 0 {
                     // Any other NAK may not be retried: the requester's QP goes to the error
                     // state, the requests before the NAKed one are done and the rest flushed,
                     // so none is waiting for an answer any more.
@@ -2558,6 +2607,7 @@ impl Analyzer {
             return;
         }
         let rq = st.get();
+        rq.timeouts_in_row = 0;
         rq.s.msgs.read_bytes_returned += returned;
         if matches!(op.position(), Position::Last | Position::Only) {
             while let Some(&(p, t)) = rq.reads.front() {
@@ -2988,6 +3038,7 @@ impl Analyzer {
             retransmission_triggers: q.triggers.clone(),
             reordered_resent: q.reordered_resent,
             reorder_depth: q.reorder_depth,
+            timeouts_in_a_row: q.timeouts_in_a_row,
             ack_latency_ns: latency(&q.ack_lat),
             read_latency_ns: latency(&q.read_lat),
             gap_to_nak_ns: latency(&q.gap_to_nak),
@@ -3316,6 +3367,70 @@ mod tests {
             }
             assert_eq!(transport(&an.finish()), [name]);
         }
+    }
+
+    /// Go-back-N passes after ACK timeouts with nothing from the responder between them are
+    /// the requester's retries: seven are the most a QP makes. A NAK between passes starts
+    /// the count again, and a NAK that arrives while a pass goes on triggers the next pass.
+    #[test]
+    fn retries_in_a_row_are_counted() {
+        let nak = |psn, ts| Event {
+            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
+            ..rc(2, 1, 0x10, 0x11, psn, ts)
+        };
+        let run = |events: &[Event]| {
+            let mut an = Analyzer::new(Config::default());
+            for (i, e) in events.iter().enumerate() {
+                an.event(&Event {
+                    meta: PacketMeta {
+                        number: i as u64 + 1,
+                        ts_ns: 1000 * i as u64,
+                        ..e.meta
+                    },
+                    ..e.clone()
+                });
+            }
+            an.finish()
+        };
+        let mut events = vec![rc(1, 2, 0x20, 0x0a, 100, 0), rc(2, 1, 0x10, 0x11, 100, 0)];
+        events.extend([101, 102].map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
+        // Seven passes over 101..=102, then a NAK and one pass more.
+        for _ in 0..7 {
+            events.extend([101, 102].map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
+        }
+        let seven = events.len();
+        events.push(nak(101, 0));
+        events.extend([101, 102].map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
+        let row = |r: &report::Report| {
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x20).unwrap();
+            (f.timeouts_in_a_row, f.counters.timeouts)
+        };
+        let has = |r: &report::Report| {
+            r.findings
+                .iter()
+                .any(|f| f.code == "transport.retry_exceeded")
+        };
+        let r = run(&events[..seven - 2]);
+        assert_eq!(row(&r), (6, 1));
+        assert!(!has(&r));
+        let r = run(&events);
+        assert_eq!(row(&r), (7, 1));
+        assert!(has(&r));
+        let f = r
+            .findings
+            .iter()
+            .find(|f| f.code == "transport.retry_exceeded")
+            .unwrap();
+        assert_eq!(f.frames, [5, 7, 9, 11, 13]);
+        // A NAK that names a PSN ahead of a pass going on: the requester jumps there, a pass
+        // of the NAK's; the pass after it, with nothing between, is a retry.
+        let mut events = vec![rc(1, 2, 0x20, 0x0a, 100, 0), rc(2, 1, 0x10, 0x11, 100, 0)];
+        events.extend([101, 102, 103, 104, 105].map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
+        events.push(nak(101, 0));
+        events.extend([101, 102].map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
+        events.push(nak(104, 0));
+        events.extend([104, 105, 104, 105].map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
+        assert_eq!(row(&run(&events)).0, 1);
     }
 
     /// A CM message from `src` to `dst` (UD SEND only to QP 1).
@@ -3732,6 +3847,7 @@ mod tests {
             Cite::RemoteAccess,
             Cite::RemoteOperational,
             Cite::InvalidRd,
+            Cite::Retry,
         ];
         let (mut c, mut full) = (Cited::default(), 0);
         let mut model: Vec<Vec<u64>> = vec![Vec::new(); kinds.len()];

@@ -137,6 +137,11 @@ impl Named {
     }
 }
 
+/// Retries after ACK timeouts that no QP outlives: the retry count is a 3-bit field (the CM
+/// REQ carries it so), 7 at most, and the next timeout puts the requester's QP in the error
+/// state.
+const RETRY_LIMIT: u64 = 7;
+
 /// What the rules need to know about the flows, gathered in one pass over their reports (a
 /// report is built per flow and dropped, never held for all of them).
 #[derive(Default)]
@@ -151,6 +156,9 @@ struct Facts {
     /// dropped packets there, not the network. Their missing PSNs, those acknowledged, names.
     dropped: (u64, u64, Named),
     timeout: Named,
+    /// Flows whose requester ran out of retries ([`RETRY_LIMIT`] timeouts in a row): names
+    /// with their counts.
+    retry: Vec<(String, u64)>,
     rnr: Named,
     invalid_request: Named,
     remote_access: Named,
@@ -242,6 +250,9 @@ impl Facts {
             self.dropped.2.add_if(true, f);
         }
         self.timeout.add_if(c.timeouts > 0, f);
+        if f.timeouts_in_a_row >= RETRY_LIMIT {
+            self.retry.push((flow_name(f), f.timeouts_in_a_row));
+        }
         self.rnr.add_if(c.rnr_naks > 0, f);
         self.invalid_request.add_if(c.naks.invalid_request > 0, f);
         self.remote_access.add_if(c.naks.remote_access_error > 0, f);
@@ -765,6 +776,30 @@ fn findings(
             facts.timeout.0,
             frames_of(Cite::Timeout),
             "The requester waited out its local ACK timeout: the tail of a message or its ACKs were lost, so no NAK could say what was missing. Fix the loss (see PFC and link health); a timeout stalls the QP for 4.096 µs × 2^timeout, so keep the QP timeout (NCCL_IB_TIMEOUT, rdma_set_option) reasonable rather than huge.",
+        );
+    }
+    if !facts.retry.is_empty() {
+        let gave_up = &facts.retry;
+        let mut frames: Vec<u64> = a
+            .flows
+            .iter()
+            .filter(|f| {
+                f.req
+                    .sum()
+                    .is_some_and(|s| s.timeouts_in_a_row >= RETRY_LIMIT)
+            })
+            .flat_map(|f| f.cited.of(Cite::Retry))
+            .collect();
+        frames.sort_unstable();
+        frames.truncate(10);
+        push(
+            Severity::Critical,
+            "transport.retry_exceeded",
+            format!("{} resent {} times after ACK timeouts with no answer: the most a QP retries, so {} failed with a transport retry error", count(gave_up.len(), "requester", "requesters"), RETRY_LIMIT, if gave_up.len() == 1 { "its QP" } else { "their QPs" }),
+            gave_up.iter().take(5).map(|(name, n)| format!("{name}: {n} go-back-N passes after ACK timeouts in a row, no ACK, NAK or READ response between them")).collect(),
+            gave_up.iter().take(NAMED).map(|(name, _)| name.clone()).collect(),
+            frames,
+            "retry_cnt is 7 at most: after that many retries the requester's QP goes to the error state and the application sees IBV_WC_RETRY_EXC_ERR (\"transport retry counter exceeded\"). Nothing came back from the responder: its host, NIC or port went down, its QP left RTR/RTS (the process died or reset it), or the path broke in between (a link down, a route or ACL change, UDP 4791 filtered). Check the responder's dmesg, `ibv_devinfo` port state and counters, and whether any of its packets still reach this capture point.",
         );
     }
     // Stalls: requests of a connection whose other side answered before, still unanswered

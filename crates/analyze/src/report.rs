@@ -166,6 +166,9 @@ pub struct Flow {
     pub reordered_resent: u64,
     /// The most PSNs a reordered packet arrived behind.
     pub reorder_depth: u64,
+    /// The most go-back-N passes after ACK timeouts with no response between them: the
+    /// requester's retries of one request (a QP gives up after retry_cnt of them, 7 at most).
+    pub timeouts_in_a_row: u64,
     pub ack_latency_ns: Latency,
     pub read_latency_ns: Latency,
     pub gap_to_nak_ns: Latency,

@@ -140,6 +140,10 @@ fn compare(name: &str, truth: &Value, report: &Value) {
             "{name}: flow {k:?} reordered_resent"
         );
         assert_eq!(
+            o["timeouts_in_a_row"], w["timeouts_in_a_row"],
+            "{name}: flow {k:?} timeouts_in_a_row"
+        );
+        assert_eq!(
             o["transport"], w["transport"],
             "{name}: flow {k:?} transport"
         );

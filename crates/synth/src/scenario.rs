@@ -179,6 +179,9 @@ pub fn expected_findings(
     if c.timeouts > 0 {
         f.push("transport.timeout");
     }
+    if t.flows.iter().any(|x| x.timeouts_in_a_row >= 7) {
+        f.push("transport.retry_exceeded");
+    }
     if c.rnr_naks > 0 {
         f.push("transport.rnr");
     }
@@ -389,6 +392,8 @@ fn reorder(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
 /// (invalid request: a length error), and a responder that cannot carry out a request for a
 /// local reason (remote operational error). Each NAK ends its connection: both QPs go to the
 /// error state, and the requests the requester had sent after the failed one go unanswered.
+/// A fourth responder's host goes down after three messages: its requester retries seven times
+/// after ACK timeouts, then gives up (IBV_WC_RETRY_EXC_ERR).
 fn errors(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
     for (i, (ops, sizes, at, code)) in [
         (vec![OpKind::Write, OpKind::Send], vec![4096, 16384], 40, 2),
@@ -415,6 +420,15 @@ fn errors(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
         c.start_ns = 500 * i as u64;
         sim.add_conn(c);
     }
+    let mut d = base(n + 6, n + 7, q + 0x30, q + 0x38, pcp);
+    d.ops = vec![OpKind::Write];
+    d.sizes = vec![4096, 8192];
+    d.silent_after = Some(3);
+    d.timeout_ns = 4_096 << 4; // local ACK timeout code 4: 65.5 µs (a simulation's short time)
+    d.rate = 0.2;
+    d.psn_a = sim.rng().below(1 << 24) as u32;
+    d.start_ns = 1_500;
+    sim.add_conn(d);
 }
 
 fn rnr(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {

@@ -142,6 +142,12 @@ pub struct ConnCfg {
     /// later request; the requester's QP goes to the error state on the NAK and sends no more
     /// (a `respawn` connection then starts again with new QPs, and fails again).
     pub fatal: Option<(u64, u8)>,
+    /// Retransmission bursts after ACK timeouts with no response between them before the
+    /// requester gives up (IBTA retry_cnt, 0–7): the next timeout puts its QP in the error
+    /// state (IBV_WC_RETRY_EXC_ERR), and it sends no more.
+    pub retry_cnt: u32,
+    /// Once it has completed n messages, the responder answers nothing (its host went down).
+    pub silent_after: Option<u64>,
 }
 
 impl ConnCfg {
@@ -182,6 +188,8 @@ impl ConnCfg {
             reorder_ns: 0,
             ooo: false,
             fatal: None,
+            retry_cnt: 7,
+            silent_after: None,
         }
     }
 }
@@ -257,6 +265,10 @@ struct Tally {
     payload_at: usize,
     /// The network delayed it (see [`ConnCfg::reorder_every`]).
     late: bool,
+    /// A response (ACK, NAK, RNR NAK, READ response): the requester's flow it answers.
+    answers: Option<FlowKey>,
+    /// The first packet of a go-back-N pass (the requester resends from its oldest request).
+    pass_start: bool,
 }
 
 #[derive(Debug)]
@@ -379,6 +391,8 @@ struct Conn {
     ooo_held: BTreeMap<u32, Pkt>,
     /// The responder's QP is in the error state (`ConnCfg::fatal`).
     resp_error: bool,
+    /// Timeout retries since the last response (see `ConnCfg::retry_cnt`).
+    retries: u32,
     blackout_until: u64,
     blackout_done: bool,
     last_cnp: u64,
@@ -415,6 +429,9 @@ struct FlowState {
     in_retx: bool,
     /// PSNs of reordered packets the requester has not resent (yet).
     late: Vec<u32>,
+    /// Timeout retransmission bursts since the last response, and the most of them.
+    timeouts_in_row: u64,
+    timeouts_in_a_row: u64,
 }
 
 /// The simulation.
@@ -442,6 +459,8 @@ pub struct Sim<'s> {
     io_error: Option<std::io::Error>,
     /// The delay of the frame [`Sim::send`] queues next (see [`ConnCfg::reorder_every`]).
     late_ns: u64,
+    /// The request [`Sim::send_transport`] sends next starts a go-back-N pass.
+    pass_start: bool,
 }
 
 const HOP_NS: u64 = 600;
@@ -481,6 +500,7 @@ impl<'s> Sim<'s> {
             stopped: false,
             io_error: None,
             late_ns: 0,
+            pass_start: false,
         }
     }
 
@@ -706,6 +726,9 @@ impl<'s> Sim<'s> {
 
     fn tally(&mut self, ts: u64, t: &Tally, orig_len: u32, truncated: bool, corrupted: bool) {
         let info = OpInfo::of(t.opcode);
+        if let Some(r) = t.answers.and_then(|k| self.flows.get_mut(&k)) {
+            r.timeouts_in_row = 0;
+        }
         let f = self.flows.entry(t.flow).or_default();
         if f.transport.is_empty() {
             f.transport = info.transport.name().to_string();
@@ -762,6 +785,14 @@ impl<'s> Sim<'s> {
                     if t.retx == Some(Cause::Timeout) {
                         f.counters.timeouts += 1;
                     }
+                }
+            }
+            if t.pass_start {
+                if t.retx == Some(Cause::Timeout) {
+                    f.timeouts_in_row += 1;
+                    f.timeouts_in_a_row = f.timeouts_in_a_row.max(f.timeouts_in_row);
+                } else {
+                    f.timeouts_in_row = 0;
                 }
             }
             if let Some(cause) = t.retx {
@@ -934,6 +965,7 @@ impl<'s> Sim<'s> {
                 dst,
                 dest_qp: qp,
                 transport: f.transport,
+                timeouts_in_a_row: f.timeouts_in_a_row,
                 counters: f.counters,
             });
         }
@@ -1074,6 +1106,13 @@ impl<'s> Sim<'s> {
             retx,
             payload_at,
             late: self.late_ns > 0,
+            answers: (from_b && info.op.is_response()).then_some((
+                dst as u16,
+                src as u16,
+                fabric_tag(fabric),
+                cfg.qpn_b,
+            )),
+            pass_start: std::mem::take(&mut self.pass_start),
         };
         let iface = u32::from(matches!(fabric, Fabric::Ib { .. }));
         let q = Queued {
@@ -1225,6 +1264,7 @@ impl<'s> Sim<'s> {
             let p = self.conns[c].outstanding[i];
             self.conns[c].resend =
                 (i + 1 < self.conns[c].outstanding.len()).then_some((i + 1, cause));
+            self.pass_start = i == 0;
             (p, Some(cause))
         } else if self.outstanding_psns(c) < self.conns[c].cfg.window {
             match self.next_new_packet(c) {
@@ -1381,6 +1421,9 @@ impl<'s> Sim<'s> {
     }
 
     fn rx_resp(&mut self, now: u64, c: usize, r: Resp) {
+        if !matches!(r, Resp::Cnp) {
+            self.conns[c].retries = 0;
+        }
         match r {
             Resp::Ack { psn, .. } => {
                 self.retire(c, psn);
@@ -1446,6 +1489,14 @@ impl<'s> Sim<'s> {
             return;
         }
         conn.timer_armed = false;
+        if conn.retries >= conn.cfg.retry_cnt {
+            // Retries exhausted: the requester's QP goes to the error state.
+            conn.outstanding.clear();
+            conn.resend = None;
+            self.teardown(now, c);
+            return;
+        }
+        conn.retries += 1;
         self.go_back(now, c, Cause::Timeout, now);
     }
 
@@ -1551,7 +1602,13 @@ impl<'s> Sim<'s> {
     fn rx_req(&mut self, now: u64, c: usize, mut p: Pkt) {
         let ce = p.read_len & 0x8000_0000 != 0;
         p.read_len &= 0x7fff_ffff;
-        if self.conns[c].resp_error {
+        let conn = &self.conns[c];
+        if conn.resp_error
+            || conn
+                .cfg
+                .silent_after
+                .is_some_and(|n| u64::from(conn.msn) >= n)
+        {
             return;
         }
         if ce
@@ -2031,6 +2088,7 @@ impl Conn {
             rnr_discard: false,
             ooo_held: BTreeMap::new(),
             resp_error: false,
+            retries: 0,
             blackout_until: 0,
             blackout_done: false,
             last_cnp: 0,

@@ -106,6 +106,8 @@ pub struct FlowTruth {
     pub dst: String,
     pub dest_qp: u32,
     pub transport: String,
+    /// The most retransmission bursts after ACK timeouts with no response between them.
+    pub timeouts_in_a_row: u64,
     #[serde(flatten)]
     pub counters: Counters,
 }
