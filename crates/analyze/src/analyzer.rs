@@ -3416,6 +3416,29 @@ mod tests {
         let r = run(&events);
         assert_eq!(row(&r), (7, 1));
         assert!(has(&r));
+        // The capture running on for seconds: a QP that gave up is no stall.
+        let mut long = events[..seven].to_vec();
+        long.push(Event {
+            meta: PacketMeta {
+                ts_ns: 5_000_000_000,
+                ..long[0].meta
+            },
+            ..rc(3, 4, 0x30, 0x0a, 7, 0)
+        });
+        let mut an = Analyzer::new(Config::default());
+        for (i, e) in long.iter().enumerate() {
+            let ts_ns = e.meta.ts_ns.max(1000 * i as u64);
+            an.event(&Event {
+                meta: PacketMeta { ts_ns, ..e.meta },
+                ..e.clone()
+            });
+        }
+        let codes: Vec<String> = an.finish().findings.into_iter().map(|f| f.code).collect();
+        assert!(
+            codes.contains(&"transport.retry_exceeded".to_string()),
+            "{codes:?}"
+        );
+        assert!(!codes.contains(&"transport.stall".to_string()), "{codes:?}");
         let f = r
             .findings
             .iter()

@@ -812,9 +812,13 @@ fn findings(
         };
         let age = cap.last_ts_ns.saturating_sub(oldest);
         let Some(p) = f.peer() else { continue };
-        // A NAK that may not be retried ended the connection: what the requester sent after
-        // it was flushed, not left waiting.
-        if a.flows[p].fatal_naks() > 0 {
+        // A NAK that may not be retried ended the connection, or the requester ran out of
+        // retries (`transport.retry_exceeded`): what it had sent was flushed, not left waiting.
+        if a.flows[p].fatal_naks() > 0
+            || f.req
+                .sum()
+                .is_some_and(|s| s.timeouts_in_a_row >= RETRY_LIMIT)
+        {
             continue;
         }
         if age >= STALL_NS {
