@@ -684,24 +684,20 @@ pub fn check(host: &mut Host) {
             {
                 push(Severity::Warning, "pkey.limited_member", format!("{id} is a limited member of a partition"), p.pkeys.iter().map(|k| format!("P_Key 0x{k:04x}")).collect(), "Limited members (P_Key without bit 15, e.g. 0x7fff) cannot talk to other limited members: ask the SM administrator for full membership of the partition the application uses.");
             }
-            let loss: Vec<String> = LOSS
-                .iter()
-                .filter_map(|c| {
-                    p.hw_counters
-                        .get(*c)
-                        .filter(|v| **v > 0)
-                        .map(|v| format!("{c} = {v}"))
-                })
-                .collect();
-            let qp_errors: Vec<String> = QP_ERRORS
-                .iter()
-                .filter_map(|c| {
-                    p.hw_counters
-                        .get(*c)
-                        .filter(|v| **v > 0)
-                        .map(|v| format!("{c} = {v}"))
-                })
-                .collect();
+            // The counters of `names` that are not zero, as "name = value".
+            let nonzero = |names: &[&str]| -> Vec<String> {
+                names
+                    .iter()
+                    .filter_map(|c| {
+                        p.hw_counters
+                            .get(*c)
+                            .filter(|v| **v > 0)
+                            .map(|v| format!("{c} = {v}"))
+                    })
+                    .collect()
+            };
+            let loss = nonzero(LOSS);
+            let qp_errors = nonzero(QP_ERRORS);
             if !qp_errors.is_empty() {
                 push(
                     Severity::Warning,
