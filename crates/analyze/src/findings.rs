@@ -159,6 +159,8 @@ struct Facts {
     /// Flows whose requester ran out of retries ([`RETRY_LIMIT`] timeouts in a row): names
     /// with their counts.
     retry: Vec<(String, u64)>,
+    /// The most `timeouts_in_a_row` of any flow.
+    retries_max: u64,
     rnr: Named,
     invalid_request: Named,
     remote_access: Named,
@@ -250,6 +252,7 @@ impl Facts {
             self.dropped.2.add_if(true, f);
         }
         self.timeout.add_if(c.timeouts > 0, f);
+        self.retries_max = self.retries_max.max(f.timeouts_in_a_row);
         if f.timeouts_in_a_row >= RETRY_LIMIT {
             self.retry.push((flow_name(f), f.timeouts_in_a_row));
         }
@@ -772,7 +775,7 @@ fn findings(
             Severity::Critical,
             "transport.timeout",
             format!("{} started after the ACK timeout, with no NAK seen", count(t.timeouts, "retransmission burst", "retransmission bursts")),
-            vec![format!("timeouts = {}", t.timeouts), format!("duplicate_acks = {}", t.duplicate_acks)],
+            vec![format!("timeouts = {}", t.timeouts), format!("duplicate_acks = {}", t.duplicate_acks), format!("most retries in a row with no answer (timeouts_in_a_row) = {} of the {RETRY_LIMIT} a QP makes at most", facts.retries_max)],
             facts.timeout.0,
             frames_of(Cite::Timeout),
             "The requester waited out its local ACK timeout: the tail of a message or its ACKs were lost, so no NAK could say what was missing. Fix the loss (see PFC and link health); a timeout stalls the QP for 4.096 µs × 2^timeout, so keep the QP timeout (NCCL_IB_TIMEOUT, rdma_set_option) reasonable rather than huge.",
