@@ -1426,6 +1426,8 @@ pub(crate) struct CmConn {
     pub req_ts: u64,
     pub req_frame: u64,
     pub reply_frame: Option<u64>,
+    /// The REQ's retry count, which both QPs take (0–7).
+    pub retry_count: u8,
 }
 
 /// One LLDP sender's DCB settings.
@@ -2707,6 +2709,7 @@ impl Analyzer {
                     req_ts: m.ts_ns,
                     req_frame: m.number,
                     reply_frame: None,
+                    retry_count: r.retry_count,
                 });
                 self.cm_index
                     .insert((src, r.local_comm_id), self.cm.len() - 1);
@@ -2755,6 +2758,7 @@ impl Analyzer {
                         req_ts: m.ts_ns,
                         req_frame: m.number,
                         reply_frame: Some(m.number),
+                        retry_count: 7,
                     });
                     self.cm_index
                         .insert((dst, r.remote_comm_id), self.cm.len() - 1);
@@ -3485,6 +3489,57 @@ mod tests {
                 std::net::Ipv4Addr::from(a).to_string()
             );
         }
+    }
+
+    /// A connection that CM set up retries as often as its REQ says: three passes in a row
+    /// exhaust a retry count of 3, which seven take without CM.
+    #[test]
+    fn the_cm_retry_count_is_the_limit() {
+        use rdmascope_wire::mad::{CmRep, CmReq};
+        let run = |retry_count: Option<u8>| {
+            let mut an = Analyzer::new(Config::default());
+            if let Some(retry_count) = retry_count {
+                let req = CmReq {
+                    local_comm_id: 7,
+                    local_qpn: 0x10,
+                    retry_count,
+                    ..CmReq::default()
+                };
+                let rep = CmRep {
+                    local_comm_id: 8,
+                    remote_comm_id: 7,
+                    local_qpn: 0x20,
+                    ..CmRep::default()
+                };
+                an.event(&cm(1, 2, 1, CmMessage::Req(req)));
+                an.event(&cm(2, 1, 2, CmMessage::Rep(rep)));
+            }
+            let mut events = vec![rc(1, 2, 0x20, 0x0a, 100, 0), rc(2, 1, 0x10, 0x11, 100, 0)];
+            for _ in 0..4 {
+                events.extend([101, 102].map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
+            }
+            for (i, e) in events.iter().enumerate() {
+                an.event(&Event {
+                    meta: PacketMeta {
+                        number: i as u64 + 3,
+                        ts_ns: 1000 * i as u64 + 10,
+                        ..e.meta
+                    },
+                    ..e.clone()
+                });
+            }
+            let r = an.finish();
+            let f = r
+                .findings
+                .into_iter()
+                .find(|f| f.code == "transport.retry_exceeded");
+            f.map(|f| f.evidence)
+        };
+        let got = run(Some(3)).expect("retry count 3, 3 passes");
+        assert!(got[0].ends_with("retry count 3 (the CM REQ's)"), "{got:?}");
+        assert_eq!(run(None), None);
+        assert_eq!(run(Some(7)), None);
+        assert_eq!(run(Some(0)), None);
     }
 
     /// CM paired node 1's QP 0x20 with node 2's QP 0x30. The QP then talks to node 3 (its QPN

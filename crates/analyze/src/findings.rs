@@ -1,7 +1,7 @@
 //! From the finished per-flow state to the report and its findings. Each rule is documented in
 //! docs/findings.md; `synth` derives the expected codes of its scenarios with the same rules.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rdmascope_wire::frame::Encap;
 use rdmascope_wire::mad;
@@ -139,8 +139,23 @@ impl Named {
 
 /// Retries after ACK timeouts that no QP outlives: the retry count is a 3-bit field (the CM
 /// REQ carries it so), 7 at most, and the next timeout puts the requester's QP in the error
-/// state.
+/// state. A connection set up by CM takes its REQ's retry count instead (both QPs use it).
 const RETRY_LIMIT: u64 = 7;
+
+/// The retry counts of the flows of connections whose CM REQ gave one of 1–6 (0 allows no
+/// retry to count), by flow key; every other flow's is [`RETRY_LIMIT`].
+fn retry_limits(a: &Analyzer) -> HashMap<(Node, Node, u32), u64> {
+    let mut m = HashMap::new();
+    for c in &a.cm {
+        let Some(qpn_b) = c.qpn_b else { continue };
+        if (1..7).contains(&c.retry_count) {
+            let n = u64::from(c.retry_count);
+            m.insert((c.a, c.b, qpn_b), n);
+            m.insert((c.b, c.a, c.qpn_a), n);
+        }
+    }
+    m
+}
 
 /// What the rules need to know about the flows, gathered in one pass over their reports (a
 /// report is built per flow and dropped, never held for all of them).
@@ -156,9 +171,11 @@ struct Facts {
     /// dropped packets there, not the network. Their missing PSNs, those acknowledged, names.
     dropped: (u64, u64, Named),
     timeout: Named,
-    /// Flows whose requester ran out of retries ([`RETRY_LIMIT`] timeouts in a row): names
-    /// with their counts.
-    retry: Vec<(String, u64)>,
+    /// Flows whose requester ran out of retries (its retry count of timeouts in a row): names
+    /// with their counts and retry counts.
+    retry: Vec<(String, u64, u64)>,
+    /// Retry counts other than [`RETRY_LIMIT`], from CM ([`retry_limits`]).
+    retry_limits: HashMap<(Node, Node, u32), u64>,
     /// The most `timeouts_in_a_row` of any flow.
     retries_max: u64,
     rnr: Named,
@@ -206,6 +223,11 @@ fn host(n: Node) -> Node {
 }
 
 impl Facts {
+    /// The retry count of flow `key`'s QP.
+    fn retry_limit(&self, key: &(Node, Node, u32)) -> u64 {
+        self.retry_limits.get(key).copied().unwrap_or(RETRY_LIMIT)
+    }
+
     /// Notes the encapsulation of the flow whose key is `key` (its last packet's).
     fn add_encap(&mut self, key: &(Node, Node, u32), encap: Option<Encap>, f: &report::Flow) {
         let pair = (host(key.0), host(key.1));
@@ -253,8 +275,9 @@ impl Facts {
         }
         self.timeout.add_if(c.timeouts > 0, f);
         self.retries_max = self.retries_max.max(f.timeouts_in_a_row);
-        if f.timeouts_in_a_row >= RETRY_LIMIT {
-            self.retry.push((flow_name(f), f.timeouts_in_a_row));
+        let limit = self.retry_limit(key);
+        if f.timeouts_in_a_row >= limit {
+            self.retry.push((flow_name(f), f.timeouts_in_a_row, limit));
         }
         self.rnr.add_if(c.rnr_naks > 0, f);
         self.invalid_request.add_if(c.naks.invalid_request > 0, f);
@@ -348,6 +371,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
             .filter(|(_, s)| s.episodes > 0)
             .map(|(k, _)| k.1)
             .collect(),
+        retry_limits: retry_limits(&a),
         ..Facts::default()
     };
     let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
@@ -781,6 +805,10 @@ fn findings(
             "The requester waited out its local ACK timeout: the tail of a message or its ACKs were lost, so no NAK could say what was missing. Fix the loss (see PFC and link health); a timeout stalls the QP for 4.096 µs × 2^timeout, so keep the QP timeout (NCCL_IB_TIMEOUT, rdma_set_option) reasonable rather than huge.",
         );
     }
+    let limit = |k: &(Node, Node, u32)| {
+        let limits = &facts.retry_limits;
+        limits.get(k).copied().unwrap_or(RETRY_LIMIT)
+    };
     if !facts.retry.is_empty() {
         let gave_up = &facts.retry;
         let mut frames: Vec<u64> = a
@@ -789,7 +817,7 @@ fn findings(
             .filter(|f| {
                 f.req
                     .sum()
-                    .is_some_and(|s| s.timeouts_in_a_row >= RETRY_LIMIT)
+                    .is_some_and(|s| s.timeouts_in_a_row >= limit(&f.key))
             })
             .flat_map(|f| f.cited.of(Cite::Retry))
             .collect();
@@ -798,11 +826,11 @@ fn findings(
         push(
             Severity::Critical,
             "transport.retry_exceeded",
-            format!("{} resent {} times after ACK timeouts with no answer: the most a QP retries, so {} failed with a transport retry error", count(gave_up.len(), "requester", "requesters"), RETRY_LIMIT, if gave_up.len() == 1 { "its QP" } else { "their QPs" }),
-            gave_up.iter().take(5).map(|(name, n)| format!("{name}: {n} go-back-N passes after ACK timeouts in a row, no ACK, NAK or READ response between them")).collect(),
-            gave_up.iter().take(NAMED).map(|(name, _)| name.clone()).collect(),
+            format!("{} resent after ACK timeouts with no answer as often as {} QP retries, so {} failed with a transport retry error", count(gave_up.len(), "requester", "requesters"), if gave_up.len() == 1 { "its" } else { "their" }, if gave_up.len() == 1 { "it" } else { "they" }),
+            gave_up.iter().take(5).map(|(name, n, limit)| format!("{name}: {n} go-back-N passes after ACK timeouts in a row, no ACK, NAK or READ response between them; retry count {limit}{}", if *limit == RETRY_LIMIT { " (the most)" } else { " (the CM REQ's)" })).collect(),
+            gave_up.iter().take(NAMED).map(|(name, _, _)| name.clone()).collect(),
             frames,
-            "retry_cnt is 7 at most: after that many retries the requester's QP goes to the error state and the application sees IBV_WC_RETRY_EXC_ERR (\"transport retry counter exceeded\"). Nothing came back from the responder: its host, NIC or port went down, its QP left RTR/RTS (the process died or reset it), or the path broke in between (a link down, a route or ACL change, UDP 4791 filtered). Check the responder's dmesg, `ibv_devinfo` port state and counters, and whether any of its packets still reach this capture point.",
+            "The retry count is 7 at most (a CM REQ says what a connection uses): after that many retries the requester's QP goes to the error state and the application sees IBV_WC_RETRY_EXC_ERR (\"transport retry counter exceeded\"). Nothing came back from the responder: its host, NIC or port went down, its QP left RTR/RTS (the process died or reset it), or the path broke in between (a link down, a route or ACL change, UDP 4791 filtered). Check the responder's dmesg, `ibv_devinfo` port state and counters, and whether any of its packets still reach this capture point.",
         );
     }
     // Stalls: requests of a connection whose other side answered before, still unanswered
@@ -820,7 +848,7 @@ fn findings(
         if a.flows[p].fatal_naks() > 0
             || f.req
                 .sum()
-                .is_some_and(|s| s.timeouts_in_a_row >= RETRY_LIMIT)
+                .is_some_and(|s| s.timeouts_in_a_row >= limit(&f.key))
         {
             continue;
         }

@@ -110,7 +110,7 @@ pub fn generate(o: &GenOptions, sink: &mut dyn Sink) -> std::io::Result<Truth> {
         seed: o.seed,
         start_ns: EPOCH_NS,
     };
-    let nodes = (0..64).map(Node::numbered).collect();
+    let nodes = (0..72).map(Node::numbered).collect();
     let mut sim = Sim::new(opts, nodes, sink);
     let vlan_pcp = o.vlan.map(|v| v.1);
     match o.scenario {
@@ -179,7 +179,21 @@ pub fn expected_findings(
     if c.timeouts > 0 {
         f.push("transport.timeout");
     }
-    if t.flows.iter().any(|x| x.timeouts_in_a_row >= 7) {
+    // A flow's retry count: its CM connection's, as the capture tells it, else 7.
+    let retry_count = |x: &crate::truth::FlowTruth| {
+        t.connections
+            .iter()
+            .find(|c| {
+                c.learned == "cm"
+                    && ((x.src == c.a.node && x.dst == c.b.node && x.dest_qp == c.b.qpn)
+                        || (x.src == c.b.node && x.dst == c.a.node && x.dest_qp == c.a.qpn))
+            })
+            .map_or(7, |c| u64::from(c.retry_count))
+    };
+    if t.flows
+        .iter()
+        .any(|x| x.timeouts_in_a_row >= retry_count(x))
+    {
         f.push("transport.retry_exceeded");
     }
     if c.rnr_naks > 0 {
@@ -393,7 +407,8 @@ fn reorder(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
 /// local reason (remote operational error). Each NAK ends its connection: both QPs go to the
 /// error state, and the requests the requester had sent after the failed one go unanswered.
 /// A fourth responder's host goes down after three messages: its requester retries seven times
-/// after ACK timeouts, then gives up (IBV_WC_RETRY_EXC_ERR).
+/// after ACK timeouts, then gives up (IBV_WC_RETRY_EXC_ERR); a fifth, on a connection CM set up
+/// with a retry count of 3, gives up after three.
 fn errors(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
     for (i, (ops, sizes, at, code)) in [
         (vec![OpKind::Write, OpKind::Send], vec![4096, 16384], 40, 2),
@@ -429,6 +444,19 @@ fn errors(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
     d.psn_a = sim.rng().below(1 << 24) as u32;
     d.start_ns = 1_500;
     sim.add_conn(d);
+    // The same over a connection CM set up with a retry count of 3 (the REQ says so).
+    let mut r = base(n + 8, n + 9, q + 0x40, q + 0x48, pcp);
+    r.cm = true;
+    r.ops = vec![OpKind::Write];
+    r.sizes = vec![4096, 8192];
+    r.silent_after = Some(3);
+    r.retry_cnt = 3;
+    r.timeout_ns = 4_096 << 4;
+    r.rate = 0.2;
+    r.psn_a = sim.rng().below(1 << 24) as u32;
+    r.psn_b = sim.rng().below(1 << 24) as u32;
+    r.start_ns = 2_000;
+    sim.add_conn(r);
 }
 
 fn rnr(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {

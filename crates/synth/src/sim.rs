@@ -533,6 +533,18 @@ impl<'s> Sim<'s> {
         self.conns.push(Conn::new(cfg, comm_a, comm_b, ud_psn));
         let c = &self.conns[id].cfg;
         let name = |n: usize, s: &Self| s.node_name(n, c.fabric);
+        // Where a MAD starts in the frame, and whether the capture keeps enough of a REQ.
+        let mad_at = match c.fabric {
+            Fabric::RoceV2 => {
+                14 + 4 * usize::from(self.opts.vlan.is_some())
+                    + if self.opts.ipv6 { 40 } else { 20 }
+                    + 8
+                    + 12
+                    + 8
+            }
+            Fabric::Ib { grh } => 8 + 40 * usize::from(grh) + 12 + 8,
+        };
+        let req_read = c.cm && self.opts.snaplen >= mad_at + 164;
         self.truth.connections.push(truth::ConnTruth {
             a: truth::End {
                 node: name(c.a, self),
@@ -551,6 +563,11 @@ impl<'s> Sim<'s> {
             application: c.service_port.and_then(app_name).map(str::to_string),
             rejected: c.reject,
             in_capture: false,
+            retry_count: if req_read && (1..7).contains(&c.retry_cnt) {
+                c.retry_cnt
+            } else {
+                7
+            },
         });
         if self.conns[id].cfg.cm {
             self.push(start, Ev::Arrive(Deliver::Cm(id, Cm::Rej(0))));
@@ -1785,7 +1802,7 @@ impl<'s> Sim<'s> {
                     remote_cm_response_timeout: 20,
                     starting_psn: cfg.psn_a,
                     local_cm_response_timeout: 20,
-                    retry_count: 7,
+                    retry_count: cfg.retry_cnt.min(7) as u8,
                     pkey: 0xffff,
                     path_mtu: mtu_code(cfg.pmtu),
                     rnr_retry_count: 7,

@@ -134,6 +134,10 @@ pub struct ConnTruth {
     pub rejected: Option<u16>,
     /// The connection's REQ and REP (or, without CM, its first packet) are in the capture.
     pub in_capture: bool,
+    /// The retry count of both QPs as the capture tells it: the CM REQ's when it is 1–6 and
+    /// the capture keeps enough of the REQ to read it (164 bytes of its MAD), else 7 (the
+    /// most a QP retries).
+    pub retry_count: u32,
 }
 
 /// A PFC / PAUSE source and priority.
