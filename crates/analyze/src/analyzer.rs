@@ -3491,28 +3491,34 @@ mod tests {
         }
     }
 
+    /// CM connects node 1's QP `qpns.0` and node 2's QP `qpns.1` (REQ at 1 ns, REP at 2 ns) with
+    /// `retry_count` in the REQ.
+    fn connect(an: &mut Analyzer, qpns: (u32, u32), retry_count: u8) {
+        use rdmascope_wire::mad::{CmRep, CmReq};
+        let req = CmReq {
+            local_comm_id: 7,
+            local_qpn: qpns.0,
+            retry_count,
+            ..CmReq::default()
+        };
+        let rep = CmRep {
+            local_comm_id: 8,
+            remote_comm_id: 7,
+            local_qpn: qpns.1,
+            ..CmRep::default()
+        };
+        an.event(&cm(1, 2, 1, CmMessage::Req(req)));
+        an.event(&cm(2, 1, 2, CmMessage::Rep(rep)));
+    }
+
     /// A connection that CM set up retries as often as its REQ says: three passes in a row
     /// exhaust a retry count of 3, which seven take without CM.
     #[test]
     fn the_cm_retry_count_is_the_limit() {
-        use rdmascope_wire::mad::{CmRep, CmReq};
         let run = |retry_count: Option<u8>| {
             let mut an = Analyzer::new(Config::default());
             if let Some(retry_count) = retry_count {
-                let req = CmReq {
-                    local_comm_id: 7,
-                    local_qpn: 0x10,
-                    retry_count,
-                    ..CmReq::default()
-                };
-                let rep = CmRep {
-                    local_comm_id: 8,
-                    remote_comm_id: 7,
-                    local_qpn: 0x20,
-                    ..CmRep::default()
-                };
-                an.event(&cm(1, 2, 1, CmMessage::Req(req)));
-                an.event(&cm(2, 1, 2, CmMessage::Rep(rep)));
+                connect(&mut an, (0x10, 0x20), retry_count);
             }
             let mut events = vec![rc(1, 2, 0x20, 0x0a, 100, 0), rc(2, 1, 0x10, 0x11, 100, 0)];
             for _ in 0..4 {
@@ -3547,21 +3553,8 @@ mod tests {
     /// requests CM's pair sent to node 2.
     #[test]
     fn cm_pairs_only_the_nodes_it_saw() {
-        use rdmascope_wire::mad::{CmRep, CmReq};
         let mut an = Analyzer::new(Config::default());
-        let req = CmReq {
-            local_comm_id: 7,
-            local_qpn: 0x20,
-            ..CmReq::default()
-        };
-        let rep = CmRep {
-            local_comm_id: 8,
-            remote_comm_id: 7,
-            local_qpn: 0x30,
-            ..CmRep::default()
-        };
-        an.event(&cm(1, 2, 1, CmMessage::Req(req)));
-        an.event(&cm(2, 1, 2, CmMessage::Rep(rep)));
+        connect(&mut an, (0x20, 0x30), 0);
         an.event(&rc(1, 2, 0x30, 0x04, 100, 10)); // RC SEND only, to node 2
         an.event(&rc(2, 1, 0x20, 0x11, 100, 20)); // its ACK
         an.event(&rc(1, 3, 0x40, 0x04, 500, 30)); // RC SEND only, to node 3

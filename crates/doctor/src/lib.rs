@@ -796,32 +796,23 @@ pub fn check(host: &mut Host) {
             push(Severity::Warning, "counters.pause", format!("{}: {} grows at {:.1}/s", r.device, r.counter, r.per_second), vec![r.meaning.to_string()], "Links are being paused right now: find the congested receiver (incast, a slow host, a stuck NIC), check ECN/DCQCN is on so senders slow down before PFC triggers, and watch for the pause spreading to other ports.");
             continue;
         }
-        if QP_ERRORS.contains(&r.counter.as_str()) {
-            push(
-                Severity::Critical,
-                "counters.qp_errors",
-                format!(
-                    "{} port {}: {} grows at {:.1}/s",
-                    r.device, r.port, r.counter, r.per_second
-                ),
-                vec![r.meaning.to_string()],
-                QP_ERRORS_ADVICE,
-            );
+        let (code, advice) = if QP_ERRORS.contains(&r.counter.as_str()) {
+            ("counters.qp_errors", QP_ERRORS_ADVICE.to_string())
+        } else if LOSS.contains(&r.counter.as_str()) {
+            ("counters.loss", format!("Packets are being lost right now: check PFC on the RDMA priority end to end, the switch buffers, and link errors.{}", reorder_hint(r.counter == "out_of_sequence")))
+        } else {
             continue;
-        }
-        if LOSS.contains(&r.counter.as_str()) {
-            let advice = format!("Packets are being lost right now: check PFC on the RDMA priority end to end, the switch buffers, and link errors.{}", reorder_hint(r.counter == "out_of_sequence"));
-            push(
-                Severity::Critical,
-                "counters.loss",
-                format!(
-                    "{} port {}: {} grows at {:.1}/s",
-                    r.device, r.port, r.counter, r.per_second
-                ),
-                vec![r.meaning.to_string()],
-                &advice,
-            );
-        }
+        };
+        push(
+            Severity::Critical,
+            code,
+            format!(
+                "{} port {}: {} grows at {:.1}/s",
+                r.device, r.port, r.counter, r.per_second
+            ),
+            vec![r.meaning.to_string()],
+            &advice,
+        );
     }
     f.sort_by(|a, b| a.severity.cmp(&b.severity).then(a.code.cmp(&b.code)));
     host.findings = f;
