@@ -766,6 +766,8 @@ pub(crate) struct ReqSum {
     /// The most go-back-N passes after ACK timeouts with no response between them (see
     /// [`Req::timeouts_in_row`]).
     pub timeouts_in_a_row: u64,
+    /// The most RNR NAKs with no other response between them (see [`Req::rnr_in_row`]).
+    pub rnr_naks_in_a_row: u64,
     pub triggers: Triggers,
     ack_lat: Lat,
     read_lat: Lat,
@@ -796,6 +798,7 @@ impl ReqSum {
         w.u(self.reordered_resent);
         w.u(self.reorder_depth);
         w.u(self.timeouts_in_a_row);
+        w.u(self.rnr_naks_in_a_row);
         let t = &self.triggers;
         for v in [t.nak, t.rnr, t.timeout, t.unknown] {
             w.u(v);
@@ -833,6 +836,7 @@ impl ReqSum {
             reordered_resent: r.u(),
             reorder_depth: r.u(),
             timeouts_in_a_row: r.u(),
+            rnr_naks_in_a_row: r.u(),
             triggers: Triggers {
                 nak: r.u(),
                 rnr: r.u(),
@@ -907,6 +911,8 @@ pub(crate) struct Req {
     nak_psn_since: Option<u32>,
     /// The PSN of the last resent packet.
     retx_psn: u32,
+    /// RNR NAKs since the last other response: the requester's RNR retries.
+    rnr_in_row: u32,
 }
 
 /// What is known of a gap-filling first copy, a packet that arrived after a higher PSN. After
@@ -1428,6 +1434,9 @@ pub(crate) struct CmConn {
     pub reply_frame: Option<u64>,
     /// The REQ's retry count, which both QPs take (0–7).
     pub retry_count: u8,
+    /// RNR retry counts (7: forever) of A's QP, from the REP, and of B's, from the REQ.
+    pub rnr_retry_a: u8,
+    pub rnr_retry_b: u8,
 }
 
 /// One LLDP sender's DCB settings.
@@ -2514,6 +2523,7 @@ impl Analyzer {
                 let rf = req.map(|r| &mut self.flows[r]);
                 if let Some((class, rq)) = rf.and_then(|f| Some((f.class, f.req.live()?))) {
                     rq.timeouts_in_row = 0;
+                    rq.rnr_in_row = 0;
                     while let Some(&(p, t)) = rq.ackreq.front() {
                         if psn_diff(p, bth.psn) <= 0 {
                             rq.ackreq.pop_front();
@@ -2544,6 +2554,9 @@ impl Analyzer {
                         rq.pending = Some(Trigger::Rnr);
                         rq.naks_queued = 0;
                         rq.timeouts_in_row = 0;
+                        rq.rnr_in_row = rq.rnr_in_row.saturating_add(1);
+                        rq.s.rnr_naks_in_a_row =
+                            rq.s.rnr_naks_in_a_row.max(u64::from(rq.rnr_in_row));
                         rq.naks_since_pass = rq.naks_since_pass.saturating_add(1);
                         rq.nak_psn_since = Some(bth.psn);
                     }
@@ -2559,6 +2572,7 @@ impl Analyzer {
                 }
                 if let Some(rq) = req.and_then(|r| self.flows[r].req.live()) {
                     rq.timeouts_in_row = 0;
+                    rq.rnr_in_row = 0;
                     rq.naks_since_pass = rq.naks_since_pass.saturating_add(1);
                     rq.nak_psn_since = Some(bth.psn);
                 }
@@ -2610,6 +2624,7 @@ impl Analyzer {
         }
         let rq = st.get();
         rq.timeouts_in_row = 0;
+        rq.rnr_in_row = 0;
         rq.s.msgs.read_bytes_returned += returned;
         if matches!(op.position(), Position::Last | Position::Only) {
             while let Some(&(p, t)) = rq.reads.front() {
@@ -2710,6 +2725,8 @@ impl Analyzer {
                     req_frame: m.number,
                     reply_frame: None,
                     retry_count: r.retry_count,
+                    rnr_retry_a: 7,
+                    rnr_retry_b: r.rnr_retry_count,
                 });
                 self.cm_index
                     .insert((src, r.local_comm_id), self.cm.len() - 1);
@@ -2719,6 +2736,7 @@ impl Analyzer {
                     let c = &mut self.cm[i];
                     c.qpn_b = Some(r.local_qpn);
                     c.psn_b = Some(r.starting_psn);
+                    c.rnr_retry_a = r.rnr_retry_count;
                     c.state = "replied";
                     c.reply_frame.get_or_insert(m.number);
                     self.cm_peer.insert((c.a, c.qpn_a), (c.b, r.local_qpn));
@@ -2759,6 +2777,8 @@ impl Analyzer {
                         req_frame: m.number,
                         reply_frame: Some(m.number),
                         retry_count: 7,
+                        rnr_retry_a: 7,
+                        rnr_retry_b: 7,
                     });
                     self.cm_index
                         .insert((dst, r.remote_comm_id), self.cm.len() - 1);
@@ -3043,6 +3063,7 @@ impl Analyzer {
             reordered_resent: q.reordered_resent,
             reorder_depth: q.reorder_depth,
             timeouts_in_a_row: q.timeouts_in_a_row,
+            rnr_naks_in_a_row: q.rnr_naks_in_a_row,
             ack_latency_ns: latency(&q.ack_lat),
             read_latency_ns: latency(&q.read_lat),
             gap_to_nak_ns: latency(&q.gap_to_nak),
@@ -3492,23 +3513,75 @@ mod tests {
     }
 
     /// CM connects node 1's QP `qpns.0` and node 2's QP `qpns.1` (REQ at 1 ns, REP at 2 ns) with
-    /// `retry_count` in the REQ.
-    fn connect(an: &mut Analyzer, qpns: (u32, u32), retry_count: u8) {
+    /// `retry_count` in the REQ and `rnr_retry` in the REP (node 1's RNR retry count).
+    fn connect(an: &mut Analyzer, qpns: (u32, u32), retry_count: u8, rnr_retry: u8) {
         use rdmascope_wire::mad::{CmRep, CmReq};
         let req = CmReq {
             local_comm_id: 7,
             local_qpn: qpns.0,
             retry_count,
+            rnr_retry_count: 7,
             ..CmReq::default()
         };
         let rep = CmRep {
             local_comm_id: 8,
             remote_comm_id: 7,
             local_qpn: qpns.1,
+            rnr_retry_count: rnr_retry,
             ..CmRep::default()
         };
         an.event(&cm(1, 2, 1, CmMessage::Req(req)));
         an.event(&cm(2, 1, 2, CmMessage::Rep(rep)));
+    }
+
+    /// RNR NAKs in a row beyond the RNR retry count CM gave the requester end its QP; 7 (or no
+    /// CM) retries forever, and an ACK between them starts the count again.
+    #[test]
+    fn rnr_retries_beyond_the_cm_count_are_found() {
+        let rnr = |psn, ts| Event {
+            aeth: Some(Aeth::parse(&[0x20 | 14, 0, 0, 1]).unwrap()),
+            ..rc(2, 1, 0x10, 0x11, psn, ts)
+        };
+        let run = |rnr_retry: Option<u8>, naks: usize, ack_between: bool| {
+            let mut an = Analyzer::new(Config::default());
+            if let Some(r) = rnr_retry {
+                connect(&mut an, (0x10, 0x20), 7, r);
+            }
+            let mut events = vec![rc(1, 2, 0x20, 0x04, 100, 0), rc(2, 1, 0x10, 0x11, 100, 0)];
+            for i in 0..naks {
+                events.push(rc(1, 2, 0x20, 0x04, 101, 0));
+                events.push(rnr(101, 0));
+                if ack_between && i == 1 {
+                    events.push(rc(2, 1, 0x10, 0x11, 100, 0));
+                }
+            }
+            for (i, e) in events.iter().enumerate() {
+                an.event(&Event {
+                    meta: PacketMeta {
+                        number: i as u64 + 3,
+                        ts_ns: 1000 * i as u64 + 10,
+                        ..e.meta
+                    },
+                    ..e.clone()
+                });
+            }
+            let r = an.finish();
+            let n = r
+                .flows
+                .iter()
+                .find(|f| f.dest_qp == 0x20)
+                .map(|f| f.rnr_naks_in_a_row);
+            let found = r
+                .findings
+                .iter()
+                .any(|f| f.code == "transport.rnr_retry_exceeded");
+            (n, found)
+        };
+        assert_eq!(run(Some(2), 3, false), (Some(3), true));
+        assert_eq!(run(Some(2), 2, false), (Some(2), false));
+        assert_eq!(run(Some(2), 4, true), (Some(2), false));
+        assert_eq!(run(Some(7), 9, false), (Some(9), false));
+        assert_eq!(run(None, 9, false), (Some(9), false));
     }
 
     /// A connection that CM set up retries as often as its REQ says: three passes in a row
@@ -3518,7 +3591,7 @@ mod tests {
         let run = |retry_count: Option<u8>| {
             let mut an = Analyzer::new(Config::default());
             if let Some(retry_count) = retry_count {
-                connect(&mut an, (0x10, 0x20), retry_count);
+                connect(&mut an, (0x10, 0x20), retry_count, 7);
             }
             let mut events = vec![rc(1, 2, 0x20, 0x0a, 100, 0), rc(2, 1, 0x10, 0x11, 100, 0)];
             for _ in 0..4 {
@@ -3554,7 +3627,7 @@ mod tests {
     #[test]
     fn cm_pairs_only_the_nodes_it_saw() {
         let mut an = Analyzer::new(Config::default());
-        connect(&mut an, (0x20, 0x30), 0);
+        connect(&mut an, (0x20, 0x30), 0, 7);
         an.event(&rc(1, 2, 0x30, 0x04, 100, 10)); // RC SEND only, to node 2
         an.event(&rc(2, 1, 0x20, 0x11, 100, 20)); // its ACK
         an.event(&rc(1, 3, 0x40, 0x04, 500, 30)); // RC SEND only, to node 3

@@ -157,6 +157,22 @@ fn retry_limits(a: &Analyzer) -> HashMap<(Node, Node, u32), u64> {
     m
 }
 
+/// The RNR retry counts (0–6; 7 retries forever) that CM gave the requesters of its
+/// connections: A's from the REP, B's from the REQ, by the requester's flow key.
+fn rnr_retry_limits(a: &Analyzer) -> HashMap<(Node, Node, u32), u64> {
+    let mut m = HashMap::new();
+    for c in &a.cm {
+        let Some(qpn_b) = c.qpn_b else { continue };
+        if c.rnr_retry_a < 7 {
+            m.insert((c.a, c.b, qpn_b), u64::from(c.rnr_retry_a));
+        }
+        if c.rnr_retry_b < 7 {
+            m.insert((c.b, c.a, c.qpn_a), u64::from(c.rnr_retry_b));
+        }
+    }
+    m
+}
+
 /// What the rules need to know about the flows, gathered in one pass over their reports (a
 /// report is built per flow and dropped, never held for all of them).
 #[derive(Default)]
@@ -176,6 +192,10 @@ struct Facts {
     retry: Vec<(String, u64, u64)>,
     /// Retry counts other than [`RETRY_LIMIT`], from CM ([`retry_limits`]).
     retry_limits: HashMap<(Node, Node, u32), u64>,
+    /// Requesters that got more RNR NAKs in a row than their RNR retry count from CM
+    /// ([`rnr_retry_limits`]): names, RNR NAKs in a row and counts.
+    rnr_retry: Vec<(String, u64, u64)>,
+    rnr_retry_limits: HashMap<(Node, Node, u32), u64>,
     /// The most `timeouts_in_a_row` of any flow.
     retries_max: u64,
     rnr: Named,
@@ -279,6 +299,12 @@ impl Facts {
         if f.timeouts_in_a_row >= limit {
             self.retry.push((flow_name(f), f.timeouts_in_a_row, limit));
         }
+        if let Some(&limit) = self.rnr_retry_limits.get(key) {
+            if f.rnr_naks_in_a_row > limit {
+                self.rnr_retry
+                    .push((flow_name(f), f.rnr_naks_in_a_row, limit));
+            }
+        }
         self.rnr.add_if(c.rnr_naks > 0, f);
         self.invalid_request.add_if(c.naks.invalid_request > 0, f);
         self.remote_access.add_if(c.naks.remote_access_error > 0, f);
@@ -372,6 +398,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
             .map(|(k, _)| k.1)
             .collect(),
         retry_limits: retry_limits(&a),
+        rnr_retry_limits: rnr_retry_limits(&a),
         ..Facts::default()
     };
     let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
@@ -809,6 +836,11 @@ fn findings(
         let limits = &facts.retry_limits;
         limits.get(k).copied().unwrap_or(RETRY_LIMIT)
     };
+    // RNR NAKs in a row beyond flow `k`'s RNR retry count from CM.
+    let rnr_exceeded = |k: &(Node, Node, u32), n: u64| {
+        let limits = &facts.rnr_retry_limits;
+        limits.get(k).is_some_and(|&l| n > l)
+    };
     if !facts.retry.is_empty() {
         let gave_up = &facts.retry;
         let mut frames: Vec<u64> = a
@@ -833,6 +865,18 @@ fn findings(
             "The retry count is 7 at most (a CM REQ says what a connection uses): after that many retries the requester's QP goes to the error state and the application sees IBV_WC_RETRY_EXC_ERR (\"transport retry counter exceeded\"). Nothing came back from the responder: its host, NIC or port went down, its QP left RTR/RTS (the process died or reset it), or the path broke in between (a link down, a route or ACL change, UDP 4791 filtered). Check the responder's dmesg, `ibv_devinfo` port state and counters, and whether any of its packets still reach this capture point.",
         );
     }
+    if !facts.rnr_retry.is_empty() {
+        let gave_up = &facts.rnr_retry;
+        push(
+            Severity::Critical,
+            "transport.rnr_retry_exceeded",
+            format!("{} got more RNR NAKs in a row than the RNR retry count CM gave {}, so {} failed with an RNR retry error", count(gave_up.len(), "requester", "requesters"), if gave_up.len() == 1 { "its QP" } else { "their QPs" }, if gave_up.len() == 1 { "it" } else { "they" }),
+            gave_up.iter().take(5).map(|(name, n, limit)| format!("{name}: {n} RNR NAKs in a row, no other response between them; RNR retry count {limit}")).collect(),
+            gave_up.iter().take(NAMED).map(|(name, _, _)| name.clone()).collect(),
+            frames_of(Cite::Rnr),
+            "After its RNR retry count of RNR NAKs in a row (7 would retry forever) the requester's QP goes to the error state and the application sees IBV_WC_RNR_RETRY_EXC_ERR. The responder had no receive buffer posted for the SENDs: post receives before the peer sends (and keep enough posted, or use an SRQ), or let the requester wait longer with rnr_retry 7 and a larger min_rnr_timer.",
+        );
+    }
     // Stalls: requests of a connection whose other side answered before, still unanswered
     // long after (the capture goes on for at least `STALL_NS` past them).
     let mut stalled = (0usize, 0u64, Vec::new(), Vec::new(), Vec::new());
@@ -844,11 +888,12 @@ fn findings(
         let age = cap.last_ts_ns.saturating_sub(oldest);
         let Some(p) = f.peer() else { continue };
         // A NAK that may not be retried ended the connection, or the requester ran out of
-        // retries (`transport.retry_exceeded`): what it had sent was flushed, not left waiting.
+        // retries (`transport.retry_exceeded`, `transport.rnr_retry_exceeded`): what it had sent
+        // was flushed, not left waiting.
         if a.flows[p].fatal_naks() > 0
-            || f.req
-                .sum()
-                .is_some_and(|s| s.timeouts_in_a_row >= limit(&f.key))
+            || f.req.sum().is_some_and(|s| {
+                s.timeouts_in_a_row >= limit(&f.key) || rnr_exceeded(&f.key, s.rnr_naks_in_a_row)
+            })
         {
             continue;
         }

@@ -144,6 +144,10 @@ fn compare(name: &str, truth: &Value, report: &Value) {
             "{name}: flow {k:?} timeouts_in_a_row"
         );
         assert_eq!(
+            o["rnr_naks_in_a_row"], w["rnr_naks_in_a_row"],
+            "{name}: flow {k:?} rnr_naks_in_a_row"
+        );
+        assert_eq!(
             o["transport"], w["transport"],
             "{name}: flow {k:?} transport"
         );

@@ -196,6 +196,21 @@ pub fn expected_findings(
     {
         f.push("transport.retry_exceeded");
     }
+    // A requester's RNR retry count: its CM connection's REP's, as the capture tells it (7:
+    // forever).
+    let rnr_exceeded = |x: &crate::truth::FlowTruth| {
+        t.connections.iter().any(|c| {
+            c.learned == "cm"
+                && c.rnr_retry_count < 7
+                && x.src == c.a.node
+                && x.dst == c.b.node
+                && x.dest_qp == c.b.qpn
+                && x.rnr_naks_in_a_row > u64::from(c.rnr_retry_count)
+        })
+    };
+    if t.flows.iter().any(rnr_exceeded) {
+        f.push("transport.rnr_retry_exceeded");
+    }
     if c.rnr_naks > 0 {
         f.push("transport.rnr");
     }
@@ -408,7 +423,8 @@ fn reorder(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
 /// error state, and the requests the requester had sent after the failed one go unanswered.
 /// A fourth responder's host goes down after three messages: its requester retries seven times
 /// after ACK timeouts, then gives up (IBV_WC_RETRY_EXC_ERR); a fifth, on a connection CM set up
-/// with a retry count of 3, gives up after three.
+/// with a retry count of 3, gives up after three. A sixth receiver never posts receive buffers:
+/// its requester gives up at the third RNR NAK, as its REP's RNR retry count of 2 says.
 fn errors(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
     for (i, (ops, sizes, at, code)) in [
         (vec![OpKind::Write, OpKind::Send], vec![4096, 16384], 40, 2),
@@ -457,6 +473,21 @@ fn errors(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
     r.psn_b = sim.rng().below(1 << 24) as u32;
     r.start_ns = 2_000;
     sim.add_conn(r);
+    // A receiver that never posts receive buffers, on a connection whose REP allows two RNR
+    // retries: the third RNR NAK ends it (IBV_WC_RNR_RETRY_EXC_ERR), and it reconnects.
+    let mut v = base(n + 10, n + 11, q + 0x50, q + 0x58, pcp);
+    v.cm = true;
+    v.ops = vec![OpKind::Send];
+    v.sizes = vec![2048];
+    v.never_ready = true;
+    v.rnr_retry = 2;
+    v.rnr_timer_code = 1; // 10 µs
+    v.respawn = true;
+    v.rate = 0.1;
+    v.psn_a = sim.rng().below(1 << 24) as u32;
+    v.psn_b = sim.rng().below(1 << 24) as u32;
+    v.start_ns = 2_500;
+    sim.add_conn(v);
 }
 
 fn rnr(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {

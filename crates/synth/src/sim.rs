@@ -148,6 +148,12 @@ pub struct ConnCfg {
     pub retry_cnt: u32,
     /// Once it has completed n messages, the responder answers nothing (its host went down).
     pub silent_after: Option<u64>,
+    /// RNR NAKs in a row the requester waits out before it gives up (IBTA rnr_retry, 0–6; 7
+    /// retries forever): the next one puts its QP in the error state
+    /// (IBV_WC_RNR_RETRY_EXC_ERR). The CM REP carries it.
+    pub rnr_retry: u32,
+    /// The receiver never has a receive buffer posted: every SEND meets an RNR NAK.
+    pub never_ready: bool,
 }
 
 impl ConnCfg {
@@ -190,6 +196,8 @@ impl ConnCfg {
             fatal: None,
             retry_cnt: 7,
             silent_after: None,
+            rnr_retry: 7,
+            never_ready: false,
         }
     }
 }
@@ -391,8 +399,10 @@ struct Conn {
     ooo_held: BTreeMap<u32, Pkt>,
     /// The responder's QP is in the error state (`ConnCfg::fatal`).
     resp_error: bool,
-    /// Timeout retries since the last response (see `ConnCfg::retry_cnt`).
+    /// Timeout retries since the last response (see `ConnCfg::retry_cnt`), and RNR NAKs since
+    /// the last other response (see `ConnCfg::rnr_retry`).
     retries: u32,
+    rnr_retries: u32,
     blackout_until: u64,
     blackout_done: bool,
     last_cnp: u64,
@@ -432,6 +442,9 @@ struct FlowState {
     /// Timeout retransmission bursts since the last response, and the most of them.
     timeouts_in_row: u64,
     timeouts_in_a_row: u64,
+    /// RNR NAKs since the last other response, and the most of them.
+    rnr_in_row: u64,
+    rnr_naks_in_a_row: u64,
 }
 
 /// The simulation.
@@ -544,6 +557,7 @@ impl<'s> Sim<'s> {
             }
             Fabric::Ib { grh } => 8 + 40 * usize::from(grh) + 12 + 8,
         };
+        // (`analyze` learns a connection from its REQ, so it reads the REP's fields only then.)
         let req_read = c.cm && self.opts.snaplen >= mad_at + 164;
         self.truth.connections.push(truth::ConnTruth {
             a: truth::End {
@@ -568,6 +582,7 @@ impl<'s> Sim<'s> {
             } else {
                 7
             },
+            rnr_retry_count: if req_read { c.rnr_retry.min(7) } else { 7 },
         });
         if self.conns[id].cfg.cm {
             self.push(start, Ev::Arrive(Deliver::Cm(id, Cm::Rej(0))));
@@ -745,6 +760,12 @@ impl<'s> Sim<'s> {
         let info = OpInfo::of(t.opcode);
         if let Some(r) = t.answers.and_then(|k| self.flows.get_mut(&k)) {
             r.timeouts_in_row = 0;
+            if t.ack.is_some_and(|(_, syn)| syn >> 5 & 3 == 1) {
+                r.rnr_in_row += 1;
+                r.rnr_naks_in_a_row = r.rnr_naks_in_a_row.max(r.rnr_in_row);
+            } else {
+                r.rnr_in_row = 0;
+            }
         }
         let f = self.flows.entry(t.flow).or_default();
         if f.transport.is_empty() {
@@ -983,6 +1004,7 @@ impl<'s> Sim<'s> {
                 dest_qp: qp,
                 transport: f.transport,
                 timeouts_in_a_row: f.timeouts_in_a_row,
+                rnr_naks_in_a_row: f.rnr_naks_in_a_row,
                 counters: f.counters,
             });
         }
@@ -1441,6 +1463,9 @@ impl<'s> Sim<'s> {
         if !matches!(r, Resp::Cnp) {
             self.conns[c].retries = 0;
         }
+        if !matches!(r, Resp::Cnp | Resp::Rnr { .. }) {
+            self.conns[c].rnr_retries = 0;
+        }
         match r {
             Resp::Ack { psn, .. } => {
                 self.retire(c, psn);
@@ -1465,6 +1490,16 @@ impl<'s> Sim<'s> {
             }
             Resp::Rnr { psn, .. } => {
                 self.retire(c, (psn + 0xff_ffff) & 0xff_ffff);
+                let conn = &mut self.conns[c];
+                if conn.cfg.rnr_retry < 7 && conn.rnr_retries >= conn.cfg.rnr_retry {
+                    // RNR retries exhausted: the requester's QP goes to the error state.
+                    conn.outstanding.clear();
+                    conn.resend = None;
+                    conn.timer_armed = false;
+                    self.teardown(now, c);
+                    return;
+                }
+                conn.rnr_retries += 1;
                 let wait = u64::from(rdmascope_wire::ext::rnr_timer_us(
                     self.conns[c].cfg.rnr_timer_code,
                 )) * 1000;
@@ -1668,10 +1703,11 @@ impl<'s> Sim<'s> {
             self.respond(now, c, Resp::Nak { psn, msn, code });
             return;
         }
-        if conn.rnr_discard {
+        let never_ready = is_send_start && conn.cfg.never_ready;
+        if conn.rnr_discard && !never_ready {
             conn.rnr_discard = false;
-        } else if is_send_start && conn.rnr_left > 0 {
-            conn.rnr_left -= 1;
+        } else if is_send_start && (conn.rnr_left > 0 || never_ready) {
+            conn.rnr_left = conn.rnr_left.saturating_sub(1);
             conn.rnr_discard = true;
             let (psn, msn) = (p.psn, conn.msn);
             self.respond(now, c, Resp::Rnr { psn, msn });
@@ -1840,7 +1876,7 @@ impl<'s> Sim<'s> {
                         responder_resources: 16,
                         initiator_depth: 16,
                         target_ack_delay: 15,
-                        rnr_retry_count: 7,
+                        rnr_retry_count: cfg.rnr_retry.min(7) as u8,
                         local_ca_guid: 0x0002_c903_0000_0000 | cfg.b as u64,
                         ..Default::default()
                     }),
@@ -2106,6 +2142,7 @@ impl Conn {
             ooo_held: BTreeMap::new(),
             resp_error: false,
             retries: 0,
+            rnr_retries: 0,
             blackout_until: 0,
             blackout_done: false,
             last_cnp: 0,

@@ -108,6 +108,8 @@ pub struct FlowTruth {
     pub transport: String,
     /// The most retransmission bursts after ACK timeouts with no response between them.
     pub timeouts_in_a_row: u64,
+    /// The most RNR NAKs this (requester) flow got with no other response between them.
+    pub rnr_naks_in_a_row: u64,
     #[serde(flatten)]
     pub counters: Counters,
 }
@@ -138,6 +140,10 @@ pub struct ConnTruth {
     /// the capture keeps enough of the REQ to read it (164 bytes of its MAD), else 7 (the
     /// most a QP retries).
     pub retry_count: u32,
+    /// The RNR retry count of A's QP (the requester's) as the capture tells it: the CM REP's
+    /// when the capture keeps enough of the REQ to learn the connection from it (see
+    /// `retry_count`), else 7 (retry forever).
+    pub rnr_retry_count: u32,
 }
 
 /// A PFC / PAUSE source and priority.
