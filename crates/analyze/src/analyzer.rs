@@ -3534,6 +3534,20 @@ mod tests {
         an.event(&cm(2, 1, 2, CmMessage::Rep(rep)));
     }
 
+    /// Feeds `events` after [`connect`]'s two frames: numbered from 3, 1 µs apart from 10 ns.
+    fn feed_after_connect(an: &mut Analyzer, events: &[Event]) {
+        for (i, e) in events.iter().enumerate() {
+            an.event(&Event {
+                meta: PacketMeta {
+                    number: i as u64 + 3,
+                    ts_ns: 1000 * i as u64 + 10,
+                    ..e.meta
+                },
+                ..e.clone()
+            });
+        }
+    }
+
     /// RNR NAKs in a row beyond the RNR retry count CM gave the requester end its QP; 7 (or no
     /// CM) retries forever, and an ACK between them starts the count again.
     #[test]
@@ -3555,16 +3569,7 @@ mod tests {
                     events.push(rc(2, 1, 0x10, 0x11, 100, 0));
                 }
             }
-            for (i, e) in events.iter().enumerate() {
-                an.event(&Event {
-                    meta: PacketMeta {
-                        number: i as u64 + 3,
-                        ts_ns: 1000 * i as u64 + 10,
-                        ..e.meta
-                    },
-                    ..e.clone()
-                });
-            }
+            feed_after_connect(&mut an, &events);
             let r = an.finish();
             let n = r
                 .flows
@@ -3597,16 +3602,7 @@ mod tests {
             for _ in 0..4 {
                 events.extend([101, 102].map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
             }
-            for (i, e) in events.iter().enumerate() {
-                an.event(&Event {
-                    meta: PacketMeta {
-                        number: i as u64 + 3,
-                        ts_ns: 1000 * i as u64 + 10,
-                        ..e.meta
-                    },
-                    ..e.clone()
-                });
-            }
+            feed_after_connect(&mut an, &events);
             let r = an.finish();
             let f = r
                 .findings
