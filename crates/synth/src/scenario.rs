@@ -451,28 +451,25 @@ fn errors(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
         c.start_ns = 500 * i as u64;
         sim.add_conn(c);
     }
-    let mut d = base(n + 6, n + 7, q + 0x30, q + 0x38, pcp);
-    d.ops = vec![OpKind::Write];
-    d.sizes = vec![4096, 8192];
-    d.silent_after = Some(3);
-    d.timeout_ns = 4_096 << 4; // local ACK timeout code 4: 65.5 µs (a simulation's short time)
-    d.rate = 0.2;
-    d.psn_a = sim.rng().below(1 << 24) as u32;
-    d.start_ns = 1_500;
-    sim.add_conn(d);
-    // The same over a connection CM set up with a retry count of 3 (the REQ says so).
-    let mut r = base(n + 8, n + 9, q + 0x40, q + 0x48, pcp);
-    r.cm = true;
-    r.ops = vec![OpKind::Write];
-    r.sizes = vec![4096, 8192];
-    r.silent_after = Some(3);
-    r.retry_cnt = 3;
-    r.timeout_ns = 4_096 << 4;
-    r.rate = 0.2;
-    r.psn_a = sim.rng().below(1 << 24) as u32;
-    r.psn_b = sim.rng().below(1 << 24) as u32;
-    r.start_ns = 2_000;
-    sim.add_conn(r);
+    // Responders whose hosts go down: without CM (7 retries), and over a connection CM set up
+    // with a retry count of 3 (the REQ says so).
+    for (i, cm, retry_cnt) in [(3u32, false, 7), (4, true, 3)] {
+        let k = n + 2 * i as usize;
+        let mut d = base(k, k + 1, q + i * 0x10, q + 0x8 + i * 0x10, pcp);
+        d.cm = cm;
+        d.ops = vec![OpKind::Write];
+        d.sizes = vec![4096, 8192];
+        d.silent_after = Some(3);
+        d.retry_cnt = retry_cnt;
+        d.timeout_ns = 4_096 << 4; // local ACK timeout code 4: 65.5 µs (a simulation's short time)
+        d.rate = 0.2;
+        d.psn_a = sim.rng().below(1 << 24) as u32;
+        if cm {
+            d.psn_b = sim.rng().below(1 << 24) as u32;
+        }
+        d.start_ns = 500 * u64::from(i);
+        sim.add_conn(d);
+    }
     // A receiver that never posts receive buffers, on a connection whose REP allows two RNR
     // retries: the third RNR NAK ends it (IBV_WC_RNR_RETRY_EXC_ERR), and it reconnects.
     let mut v = base(n + 10, n + 11, q + 0x50, q + 0x58, pcp);
