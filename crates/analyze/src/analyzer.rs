@@ -2575,12 +2575,10 @@ impl Analyzer {
                     rq.rnr_in_row = 0;
                     rq.naks_since_pass = rq.naks_since_pass.saturating_add(1);
                     rq.nak_psn_since = Some(bth.psn);
-                }
-                if code != 0 {
-                    // Any other NAK may not be retried: the requester's QP goes to the error
-                    // state, the requests before the NAKed one are done and the rest flushed,
-                    // so none is waiting for an answer any more.
-                    if let Some(rq) = req.and_then(|r| self.flows[r].req.live()) {
+                    if code != 0 {
+                        // Any other NAK may not be retried: the requester's QP goes to the
+                        // error state, the requests before the NAKed one are done and the rest
+                        // flushed, so none is waiting for an answer any more.
                         rq.ackreq.clear();
                         rq.reads.clear();
                         rq.pending = None;
