@@ -1056,6 +1056,35 @@ impl Req {
         Some(frame)
     }
 
+    /// An acknowledgement at `ts` of every request up to PSN `last` (ACKs coalesce, IBTA
+    /// §9.7.5.1.2): the requests with AckReq it answers leave the queue, their latency recorded
+    /// for the flow and in `by_class` under the flow's connection class.
+    fn acknowledged(
+        &mut self,
+        last: u32,
+        ts: u64,
+        by_class: &mut BTreeMap<u8, Histogram<u32>>,
+        class: u8,
+    ) {
+        if self
+            .ackreq
+            .front()
+            .is_none_or(|&(p, _)| psn_diff(p, last) > 0)
+        {
+            return;
+        }
+        let h = by_class.entry(class).or_insert_with(latency_histogram);
+        while let Some(&(p, t)) = self.ackreq.front() {
+            if psn_diff(p, last) > 0 {
+                break;
+            }
+            self.ackreq.pop_front();
+            let lat = ts.saturating_sub(t);
+            record(&mut self.s.ack_lat, lat);
+            h.saturating_record(lat.clamp(1, MAX_LATENCY_NS));
+        }
+    }
+
     fn open_message(&mut self, payload: u64, op: Operation) {
         self.msg_open = Some((payload, op));
     }
@@ -2524,19 +2553,7 @@ impl Analyzer {
                 if let Some((class, rq)) = rf.and_then(|f| Some((f.class, f.req.live()?))) {
                     rq.timeouts_in_row = 0;
                     rq.rnr_in_row = 0;
-                    while let Some(&(p, t)) = rq.ackreq.front() {
-                        if psn_diff(p, bth.psn) <= 0 {
-                            rq.ackreq.pop_front();
-                            record(&mut rq.s.ack_lat, ts.saturating_sub(t));
-                            let h = self
-                                .ack_class
-                                .entry(class)
-                                .or_insert_with(latency_histogram);
-                            h.saturating_record(ts.saturating_sub(t).clamp(1, MAX_LATENCY_NS));
-                        } else {
-                            break;
-                        }
-                    }
+                    rq.acknowledged(bth.psn, ts, &mut self.ack_class, class);
                 }
             }
             AethKind::RnrNak { timer_code } => {
@@ -2570,7 +2587,12 @@ impl Analyzer {
                 if code != 0 {
                     fl.cite(Cite::fatal_nak(code), m.number);
                 }
-                if let Some(rq) = req.and_then(|r| self.flows[r].req.live()) {
+                let rf = req.map(|r| &mut self.flows[r]);
+                if let Some((class, rq)) = rf.and_then(|f| Some((f.class, f.req.live()?))) {
+                    // The NAK's PSN is the request it refuses: every one before it arrived
+                    // (IBTA §9.7.5.1.2), an acknowledgement for their latency.
+                    let before = bth.psn.wrapping_sub(1) & 0x00FF_FFFF;
+                    rq.acknowledged(before, ts, &mut self.ack_class, class);
                     rq.timeouts_in_row = 0;
                     rq.rnr_in_row = 0;
                     rq.naks_since_pass = rq.naks_since_pass.saturating_add(1);
@@ -2612,6 +2634,7 @@ impl Analyzer {
         }
         let Some(r) = req else { return };
         let returned = u64::from(e.payload_len);
+        let class = self.flows[r].class;
         let st = &mut self.flows[r].req;
         if let Some(b) = &mut st.sealed {
             // Responses after the close (rare): the packed summary counts them too.
@@ -2634,14 +2657,7 @@ impl Analyzer {
                 }
             }
             // A READ response also acknowledges the requests before it.
-            while let Some(&(p, t)) = rq.ackreq.front() {
-                if psn_diff(p, bth.psn) <= 0 {
-                    rq.ackreq.pop_front();
-                    record(&mut rq.s.ack_lat, m.ts_ns.saturating_sub(t));
-                } else {
-                    break;
-                }
-            }
+            rq.acknowledged(bth.psn, m.ts_ns, &mut self.ack_class, class);
         }
     }
 
@@ -3633,6 +3649,46 @@ mod tests {
         };
         assert_eq!(lat("10.0.0.2", 0x30), Some((1, 10)));
         assert_eq!(lat("10.0.0.3", 0x40), Some((1, 15)));
+    }
+
+    /// A NAK acknowledges the requests before the PSN it names (a PSN sequence error NAK names
+    /// the one expected, any other the one refused): their ACK latency ends at the NAK, not at
+    /// the ACK after the retransmission. So does a READ response, in the class's CDF as well.
+    #[test]
+    fn naks_and_read_responses_acknowledge_the_requests_before() {
+        let nak = |syndrome: u8, psn, ts| Event {
+            aeth: Some(Aeth::parse(&[syndrome, 0, 0, 1]).unwrap()),
+            ..rc(2, 1, 0x10, 0x11, psn, ts)
+        };
+        let run = |events: &[Event]| {
+            let mut an = Analyzer::new(Config::default());
+            for e in events {
+                an.event(e);
+            }
+            let r = an.finish();
+            let f = r.flows.iter().find(|f| f.dst == "10.0.0.2").unwrap();
+            let cdf: u64 = r.timeline.ack_latency_cdf.iter().map(|c| c.count).sum();
+            (f.ack_latency_ns.count, f.ack_latency_ns.max, cdf)
+        };
+        let sent = [100, 101, 102].map(|p| rc(1, 2, 0x20, 0x0a, p, u64::from(p - 99) * 10));
+        // PSN sequence error at 102 (ts 45): 100 and 101 answered in 35 and 25 ns.
+        let mut events = sent.to_vec();
+        events.push(nak(0x60, 102, 45));
+        assert_eq!(run(&events), (2, 35, 2));
+        // The resend of 102 and its ACK (ts 100): 102 waited 70 ns, not 100 and 101 90 and 80.
+        events.extend([
+            rc(1, 2, 0x20, 0x0a, 102, 60),
+            rc(2, 1, 0x10, 0x11, 102, 100),
+        ]);
+        assert_eq!(run(&events), (3, 70, 3));
+        // A remote access error at 102: 100 and 101 were done, 102 is never answered.
+        let mut events = sent.to_vec();
+        events.push(nak(0x62, 102, 45));
+        assert_eq!(run(&events), (2, 35, 2));
+        // A READ of PSN 103 answered at ts 80: the writes before it are acknowledged too.
+        let mut events = sent.to_vec();
+        events.extend([rc(1, 2, 0x20, 0x0c, 103, 50), rc(2, 1, 0x10, 0x10, 103, 80)]);
+        assert_eq!(run(&events), (3, 70, 3));
     }
 
     /// ACKs that answer no request in the capture look for their requester rarely: again when a
