@@ -909,8 +909,10 @@ pub(crate) struct Req {
     /// come, and the PSN the last of them named.
     naks_since_pass: u8,
     nak_psn_since: Option<u32>,
-    /// The PSN of the last resent packet.
+    /// The PSN of the last resent packet, and the PSN its pass goes on with: the next request
+    /// seen after it (after a READ request, past the PSNs its responses consume).
     retx_psn: u32,
+    retx_next: u32,
     /// RNR NAKs since the last other response: the requester's RNR retries.
     rnr_in_row: u32,
 }
@@ -2255,6 +2257,11 @@ impl Analyzer {
         let tracker = rq.s.psn.get_or_insert_with(Tracker::default);
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
+        let next = if class == Class::Retransmitted {
+            tracker.next_seen(bth.psn)
+        } else {
+            None
+        };
         // What this packet tells of the last gap fill (see `Fill`).
         if let Some((p, fill, frame, depth)) = rq.fill {
             if class == Class::Retransmitted {
@@ -2294,9 +2301,10 @@ impl Analyzer {
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     // A jump forward to the PSN a NAK named: the requester starts over there
-                    // before its pass reached it (the next PSN in order is the pass going on).
+                    // before its pass reached it (the next request in order is the pass going
+                    // on).
                     let named =
-                        rq.nak_psn_since == Some(bth.psn) && psn_diff(bth.psn, rq.retx_psn) > 1;
+                        rq.nak_psn_since == Some(bth.psn) && psn_diff(bth.psn, rq.retx_next) > 0;
                     if !rq.in_retx || named || psn_diff(bth.psn, rq.retx_psn) <= 0 {
                         if named {
                             rq.nak_psn_since = None;
@@ -2312,6 +2320,7 @@ impl Analyzer {
                         }
                     }
                     rq.retx_psn = bth.psn;
+                    rq.retx_next = next.unwrap_or(bth.psn.wrapping_add(1) & 0x00FF_FFFF);
                     // A burst under way resends the PSN a NAK still pending asked for: that
                     // NAK is served, and starts no burst of its own.
                     if rq.in_retx && rq.pending == Some(Trigger::Nak) && bth.psn == rq.nak_psn {
@@ -3493,6 +3502,18 @@ mod tests {
         events.push(nak(104, 0));
         events.extend([104, 105, 104, 105].map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
         assert_eq!(row(&run(&events)).0, 1);
+        // A READ of three PSNs (101..=103) resent in a pass: the next request, 104, is the
+        // pass going on, not a jump to the PSN a NAK named.
+        let read = |p| Event {
+            dma_len: Some(3000),
+            ..rc(1, 2, 0x20, 0x0c, p, 0)
+        };
+        let mut events = vec![rc(1, 2, 0x20, 0x0a, 100, 0), rc(2, 1, 0x10, 0x11, 100, 0)];
+        events.extend([read(101), rc(1, 2, 0x20, 0x0a, 104, 0)]);
+        events.extend([rc(1, 2, 0x20, 0x0a, 105, 0), nak(104, 0)]);
+        events.extend([read(101), rc(1, 2, 0x20, 0x0a, 104, 0)]);
+        events.push(rc(1, 2, 0x20, 0x0a, 105, 0));
+        assert_eq!(row(&run(&events)).0, 0);
     }
 
     /// A CM message from `src` to `dst` (UD SEND only to QP 1).

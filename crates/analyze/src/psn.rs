@@ -209,6 +209,27 @@ impl Tracker {
         self.missing().saturating_sub(after)
     }
 
+    /// The first PSN after `psn` seen on the flow: after a READ request, the request that
+    /// followed the PSNs its responses consumed. `None` past the highest PSN, outside the
+    /// window, or once sealed.
+    pub fn next_seen(&self, psn: u32) -> Option<u32> {
+        if !self.init || self.sealed {
+            return None;
+        }
+        let from = usize::try_from(psn_diff(psn, self.base)).ok()? + 1;
+        let end = usize::try_from(psn_diff(self.highest, self.base)).ok()?;
+        let mut i = from;
+        while i <= end {
+            let bits = self.words.get(i / 64)?.0 >> (i % 64);
+            if bits != 0 {
+                let at = i + bits.trailing_zeros() as usize;
+                return (at <= end).then(|| self.base.wrapping_add(at as u32) & 0x00FF_FFFF);
+            }
+            i = (i / 64 + 1) * 64;
+        }
+        None
+    }
+
     /// PSNs between the first and the highest never seen (READ-consumed ones excepted).
     pub fn missing(&self) -> u64 {
         if !self.init {
@@ -279,6 +300,29 @@ mod tests {
         assert_eq!(t.missing_through(1), 2);
         assert_eq!(t.missing_through(0xff_fffe), 0);
         assert_eq!(t.missing_through(0xff_0000), 0); // before the window
+    }
+
+    /// The next PSN seen: the next request, past what a READ consumed, across words and the
+    /// wrap; none past the highest or before the window.
+    #[test]
+    fn next_seen_skips_what_reads_consumed() {
+        let mut t = Tracker::default();
+        let start = 0xFF_FFF0;
+        t.see(start, false);
+        t.see(start + 1, true); // a READ of 3 PSNs: 0xFFFFF2 and 0xFFFFF3 are its responses'
+        for i in 4..100 {
+            t.see((start + i) & 0xFF_FFFF, false);
+        }
+        t.see((start + 200) & 0xFF_FFFF, false);
+        assert_eq!(t.next_seen(start), Some(start + 1));
+        assert_eq!(t.next_seen(start + 1), Some(start + 4));
+        assert_eq!(t.next_seen(start + 20), Some(5)); // across the wrap
+        assert_eq!(
+            t.next_seen((start + 99) & 0xFF_FFFF),
+            Some((start + 200) & 0xFF_FFFF)
+        );
+        assert_eq!(t.next_seen((start + 200) & 0xFF_FFFF), None);
+        assert_eq!(t.next_seen(start - 1), None);
     }
 
     #[test]
