@@ -2576,7 +2576,10 @@ impl Analyzer {
                     rs.rnr_timers.push(us);
                 }
                 if let Some(r) = req {
+                    let class = self.flows[r].class;
                     if let Some(rq) = self.flows[r].req.open() {
+                        let before = bth.psn.wrapping_sub(1) & 0x00FF_FFFF;
+                        rq.acknowledged(before, ts, &mut self.ack_class, class);
                         rq.pending = Some(Trigger::Rnr);
                         rq.naks_queued = 0;
                         rq.timeouts_in_row = 0;
@@ -2599,7 +2602,8 @@ impl Analyzer {
                 let rf = req.map(|r| &mut self.flows[r]);
                 if let Some((class, rq)) = rf.and_then(|f| Some((f.class, f.req.live()?))) {
                     // The NAK's PSN is the request it refuses: every one before it arrived
-                    // (IBTA §9.7.5.1.2), an acknowledgement for their latency.
+                    // (IBTA §9.7.5.1.2), an acknowledgement for their latency (as an RNR
+                    // NAK's is).
                     let before = bth.psn.wrapping_sub(1) & 0x00FF_FFFF;
                     rq.acknowledged(before, ts, &mut self.ack_class, class);
                     rq.timeouts_in_row = 0;
@@ -3673,8 +3677,9 @@ mod tests {
     }
 
     /// A NAK acknowledges the requests before the PSN it names (a PSN sequence error NAK names
-    /// the one expected, any other the one refused): their ACK latency ends at the NAK, not at
-    /// the ACK after the retransmission. So does a READ response, in the class's CDF as well.
+    /// the one expected, any other, RNR NAKs too, the one refused): their ACK latency ends at
+    /// the NAK, not at the ACK after the retransmission. So does a READ response, in the
+    /// class's CDF as well.
     #[test]
     fn naks_and_read_responses_acknowledge_the_requests_before() {
         let nak = |syndrome: u8, psn, ts| Event {
@@ -3705,6 +3710,10 @@ mod tests {
         // A remote access error at 102: 100 and 101 were done, 102 is never answered.
         let mut events = sent.to_vec();
         events.push(nak(0x62, 102, 45));
+        assert_eq!(run(&events), (2, 35, 2));
+        // An RNR NAK for 102: the receiver took 100 and 101.
+        let mut events = sent.to_vec();
+        events.push(nak(0x20, 102, 45));
         assert_eq!(run(&events), (2, 35, 2));
         // A READ of PSN 103 answered at ts 80: the writes before it are acknowledged too.
         let mut events = sent.to_vec();
