@@ -2320,7 +2320,7 @@ impl Analyzer {
                         }
                     }
                     rq.retx_psn = bth.psn;
-                    rq.retx_next = next.unwrap_or(bth.psn.wrapping_add(1) & 0x00FF_FFFF);
+                    rq.retx_next = next.unwrap_or(bth.psn.wrapping_add(1) & 0xff_ffff);
                     // A burst under way resends the PSN a NAK still pending asked for: that
                     // NAK is served, and starts no burst of its own.
                     if rq.in_retx && rq.pending == Some(Trigger::Nak) && bth.psn == rq.nak_psn {
@@ -2578,7 +2578,7 @@ impl Analyzer {
                 if let Some(r) = req {
                     let class = self.flows[r].class;
                     if let Some(rq) = self.flows[r].req.open() {
-                        let before = bth.psn.wrapping_sub(1) & 0x00FF_FFFF;
+                        let before = bth.psn.wrapping_sub(1) & 0xff_ffff;
                         rq.acknowledged(before, ts, &mut self.ack_class, class);
                         rq.pending = Some(Trigger::Rnr);
                         rq.naks_queued = 0;
@@ -2604,7 +2604,7 @@ impl Analyzer {
                     // The NAK's PSN is the request it refuses: every one before it arrived
                     // (IBTA §9.7.5.1.2), an acknowledgement for their latency (as an RNR
                     // NAK's is).
-                    let before = bth.psn.wrapping_sub(1) & 0x00FF_FFFF;
+                    let before = bth.psn.wrapping_sub(1) & 0xff_ffff;
                     rq.acknowledged(before, ts, &mut self.ack_class, class);
                     rq.timeouts_in_row = 0;
                     rq.rnr_in_row = 0;

@@ -223,7 +223,7 @@ impl Tracker {
             let bits = self.words.get(i / 64)?.0 >> (i % 64);
             if bits != 0 {
                 let at = i + bits.trailing_zeros() as usize;
-                return (at <= end).then(|| self.base.wrapping_add(at as u32) & 0x00FF_FFFF);
+                return (at <= end).then(|| self.base.wrapping_add(at as u32) & 0xff_ffff);
             }
             i = (i / 64 + 1) * 64;
         }
@@ -307,21 +307,21 @@ mod tests {
     #[test]
     fn next_seen_skips_what_reads_consumed() {
         let mut t = Tracker::default();
-        let start = 0xFF_FFF0;
+        let start = 0xff_fff0;
         t.see(start, false);
         t.see(start + 1, true); // a READ of 3 PSNs: 0xFFFFF2 and 0xFFFFF3 are its responses'
         for i in 4..100 {
-            t.see((start + i) & 0xFF_FFFF, false);
+            t.see((start + i) & 0xff_ffff, false);
         }
-        t.see((start + 200) & 0xFF_FFFF, false);
+        t.see((start + 200) & 0xff_ffff, false);
         assert_eq!(t.next_seen(start), Some(start + 1));
         assert_eq!(t.next_seen(start + 1), Some(start + 4));
         assert_eq!(t.next_seen(start + 20), Some(5)); // across the wrap
         assert_eq!(
-            t.next_seen((start + 99) & 0xFF_FFFF),
-            Some((start + 200) & 0xFF_FFFF)
+            t.next_seen((start + 99) & 0xff_ffff),
+            Some((start + 200) & 0xff_ffff)
         );
-        assert_eq!(t.next_seen((start + 200) & 0xFF_FFFF), None);
+        assert_eq!(t.next_seen((start + 200) & 0xff_ffff), None);
         assert_eq!(t.next_seen(start - 1), None);
     }
 
