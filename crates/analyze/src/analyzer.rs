@@ -3468,6 +3468,10 @@ mod tests {
         let r = run(&events);
         assert_eq!(row(&r), (7, 1));
         assert!(has(&r));
+        // The requester's QP failed: the inferred connection is in the error state.
+        let states: Vec<&str> = r.connections.iter().map(|c| c.state.as_str()).collect();
+        assert_eq!(states, ["error"]);
+        assert_eq!(run(&events[..seven - 2]).connections[0].state, "active");
         // The capture running on for seconds: a QP that gave up is no stall.
         let mut long = events[..seven].to_vec();
         long.push(Event {

@@ -1,7 +1,7 @@
 //! From the finished per-flow state to the report and its findings. Each rule is documented in
 //! docs/findings.md; `synth` derives the expected codes of its scenarios with the same rules.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use rdmascope_wire::frame::Encap;
 use rdmascope_wire::mad;
@@ -196,6 +196,8 @@ struct Facts {
     /// ([`rnr_retry_limits`]): names, RNR NAKs in a row and counts.
     rnr_retry: Vec<(String, u64, u64)>,
     rnr_retry_limits: HashMap<(Node, Node, u32), u64>,
+    /// The request flows of both kinds (`retry`, `rnr_retry`): their QPs are in the error state.
+    out_of_retries: HashSet<(Node, Node, u32)>,
     /// The most `timeouts_in_a_row` of any flow.
     retries_max: u64,
     rnr: Named,
@@ -298,11 +300,13 @@ impl Facts {
         let limit = self.retry_limit(key);
         if f.timeouts_in_a_row >= limit {
             self.retry.push((flow_name(f), f.timeouts_in_a_row, limit));
+            self.out_of_retries.insert(*key);
         }
         if let Some(&limit) = self.rnr_retry_limits.get(key) {
             if f.rnr_naks_in_a_row > limit {
                 self.rnr_retry
                     .push((flow_name(f), f.rnr_naks_in_a_row, limit));
+                self.out_of_retries.insert(*key);
             }
         }
         self.rnr.add_if(c.rnr_naks > 0, f);
@@ -497,8 +501,12 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
             learned: "inferred".into(),
             application: a.perftest.then(|| "perftest".to_string()),
             service_id: None,
-            // A NAK that may not be retried ended it: both QPs are in the error state.
-            state: if f.fatal_naks() + g.fatal_naks() > 0 {
+            // A NAK that may not be retried ended it, or a requester ran out of retries: both
+            // QPs are in the error state.
+            state: if f.fatal_naks() + g.fatal_naks() > 0
+                || facts.out_of_retries.contains(&f.key)
+                || facts.out_of_retries.contains(&g.key)
+            {
                 "error"
             } else {
                 "active"
@@ -836,11 +844,6 @@ fn findings(
         let limits = &facts.retry_limits;
         limits.get(k).copied().unwrap_or(RETRY_LIMIT)
     };
-    // RNR NAKs in a row beyond flow `k`'s RNR retry count from CM.
-    let rnr_exceeded = |k: &(Node, Node, u32), n: u64| {
-        let limits = &facts.rnr_retry_limits;
-        limits.get(k).is_some_and(|&l| n > l)
-    };
     if !facts.retry.is_empty() {
         let gave_up = &facts.retry;
         let mut frames: Vec<u64> = a
@@ -890,11 +893,7 @@ fn findings(
         // A NAK that may not be retried ended the connection, or the requester ran out of
         // retries (`transport.retry_exceeded`, `transport.rnr_retry_exceeded`): what it had sent
         // was flushed, not left waiting.
-        if a.flows[p].fatal_naks() > 0
-            || f.req.sum().is_some_and(|s| {
-                s.timeouts_in_a_row >= limit(&f.key) || rnr_exceeded(&f.key, s.rnr_naks_in_a_row)
-            })
-        {
+        if a.flows[p].fatal_naks() > 0 || facts.out_of_retries.contains(&f.key) {
             continue;
         }
         if age >= STALL_NS {
