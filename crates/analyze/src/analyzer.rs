@@ -3647,17 +3647,21 @@ mod tests {
             }
             feed_after_connect(&mut an, &events);
             let r = an.finish();
+            let state = r.connections[0].state.clone();
             let f = r
                 .findings
                 .into_iter()
                 .find(|f| f.code == "transport.retry_exceeded");
-            f.map(|f| f.evidence)
+            (f.map(|f| f.evidence), state)
         };
-        let got = run(Some(3)).expect("retry count 3, 3 passes");
+        let (got, state) = run(Some(3));
+        let got = got.expect("retry count 3, 3 passes");
         assert!(got[0].ends_with("retry count 3 (the CM REQ's)"), "{got:?}");
-        assert_eq!(run(None), None);
-        assert_eq!(run(Some(7)), None);
-        assert_eq!(run(Some(0)), None);
+        // The QP failed: the connection CM set up is in the error state.
+        assert_eq!(state, "error");
+        assert_eq!(run(None), (None, "active".to_string()));
+        assert_eq!(run(Some(7)), (None, "replied".to_string()));
+        assert_eq!(run(Some(0)), (None, "replied".to_string()));
     }
 
     /// CM paired node 1's QP 0x20 with node 2's QP 0x30. The QP then talks to node 3 (its QPN

@@ -442,6 +442,16 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
             .get(&k)
             .and_then(|&i| (a.flows[i].max_fm_payload > 0).then_some(a.flows[i].max_fm_payload))
     };
+    // A NAK that may not be retried ended the connection of flows `ks`, or a requester of it
+    // ran out of retries: both QPs are in the error state.
+    let failed = |ks: [(Node, Node, u32); 2]| {
+        ks.iter().any(|k| {
+            facts.out_of_retries.contains(k)
+                || key_index
+                    .get(k)
+                    .is_some_and(|&i| a.flows[i].fatal_naks() > 0)
+        })
+    };
     let mut connections = Vec::new();
     let mut in_cm = BTreeSet::new();
     for c in &a.cm {
@@ -468,7 +478,16 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
                 .map(str::to_string)
                 .or(a.perftest.then(|| "perftest".to_string())),
             service_id: Some(c.service_id),
-            state: c.state.to_string(),
+            // CM set the QPs up; their failure is news until CM tears them down.
+            state: if matches!(c.state, "replied" | "established")
+                && c.qpn_b.is_some()
+                && failed([(c.a, c.b, qb), (c.b, c.a, c.qpn_a)])
+            {
+                "error"
+            } else {
+                c.state
+            }
+            .to_string(),
             reject_reason: c.reject,
             observed_mtu_a_to_b: c.qpn_b.and_then(|q| mtu_of((c.a, c.b, q))),
             observed_mtu_b_to_a: mtu_of((c.b, c.a, c.qpn_a)),
@@ -501,12 +520,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
             learned: "inferred".into(),
             application: a.perftest.then(|| "perftest".to_string()),
             service_id: None,
-            // A NAK that may not be retried ended it, or a requester ran out of retries: both
-            // QPs are in the error state.
-            state: if f.fatal_naks() + g.fatal_naks() > 0
-                || facts.out_of_retries.contains(&f.key)
-                || facts.out_of_retries.contains(&g.key)
-            {
+            state: if failed([f.key, g.key]) {
                 "error"
             } else {
                 "active"
