@@ -909,10 +909,8 @@ pub(crate) struct Req {
     /// come, and the PSN the last of them named.
     naks_since_pass: u8,
     nak_psn_since: Option<u32>,
-    /// The PSN of the last resent packet, and the PSN its pass goes on with: the next request
-    /// seen after it (after a READ request, past the PSNs its responses consume).
+    /// The PSN of the last resent packet.
     retx_psn: u32,
-    retx_next: u32,
     /// RNR NAKs since the last other response: the requester's RNR retries.
     rnr_in_row: u32,
 }
@@ -2257,11 +2255,6 @@ impl Analyzer {
         let tracker = rq.s.psn.get_or_insert_with(Tracker::default);
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
-        let next = if class == Class::Retransmitted {
-            tracker.next_seen(bth.psn)
-        } else {
-            None
-        };
         // What this packet tells of the last gap fill (see `Fill`).
         if let Some((p, fill, frame, depth)) = rq.fill {
             if class == Class::Retransmitted {
@@ -2301,10 +2294,14 @@ impl Analyzer {
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     // A jump forward to the PSN a NAK named: the requester starts over there
-                    // before its pass reached it (the next request in order is the pass going
-                    // on).
-                    let named =
-                        rq.nak_psn_since == Some(bth.psn) && psn_diff(bth.psn, rq.retx_next) > 0;
+                    // before its pass reached it. The next request seen after the last resend
+                    // is the pass going on (after a READ request, past the PSNs its responses
+                    // consume).
+                    let named = rq.nak_psn_since == Some(bth.psn) && {
+                        let next = rq.s.psn.as_ref().and_then(|t| t.next_seen(rq.retx_psn));
+                        let next = next.unwrap_or(rq.retx_psn.wrapping_add(1) & 0xff_ffff);
+                        psn_diff(bth.psn, next) > 0
+                    };
                     if !rq.in_retx || named || psn_diff(bth.psn, rq.retx_psn) <= 0 {
                         if named {
                             rq.nak_psn_since = None;
@@ -2320,7 +2317,6 @@ impl Analyzer {
                         }
                     }
                     rq.retx_psn = bth.psn;
-                    rq.retx_next = next.unwrap_or(bth.psn.wrapping_add(1) & 0xff_ffff);
                     // A burst under way resends the PSN a NAK still pending asked for: that
                     // NAK is served, and starts no burst of its own.
                     if rq.in_retx && rq.pending == Some(Trigger::Nak) && bth.psn == rq.nak_psn {
