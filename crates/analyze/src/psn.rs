@@ -398,6 +398,19 @@ mod tests {
             class
         }
 
+        /// Bit by bit: the first seen PSN after `psn` up to the highest.
+        fn next_seen(&self, psn: u32) -> Option<u32> {
+            let from = usize::try_from(psn_diff(psn, self.base)).ok()?;
+            let end = usize::try_from(psn_diff(self.highest, self.base)).ok()?;
+            (from + 1..=end)
+                .find(|&i| {
+                    self.seen
+                        .get(i / 64)
+                        .is_some_and(|w| w >> (i % 64) & 1 == 1)
+                })
+                .map(|i| self.base.wrapping_add(i as u32) & 0xff_ffff)
+        }
+
         /// Bit by bit, as the window's definition reads.
         fn missing(&self) -> u64 {
             if !self.init {
@@ -450,7 +463,7 @@ mod tests {
 
         /// The missing count, which goes a word at a time, equals the bit-by-bit count when
         /// READs are rare (so most words hold none, and a READ's shadow often runs into the
-        /// next word), at every step.
+        /// next word), at every step; so does the next PSN seen after one up to 200 back.
         #[test]
         fn missing_by_words_matches_bit_by_bit(
             start in 0u32..0x100_0000,
@@ -469,6 +482,8 @@ mod tests {
                 let is_read = read == 0;
                 proptest::prop_assert_eq!(t.see(psn, is_read), r.see(psn, is_read), "step {}", i);
                 proptest::prop_assert_eq!(t.missing(), r.missing(), "step {}", i);
+                let back = psn.wrapping_sub(amount % 200) & 0xff_ffff;
+                proptest::prop_assert_eq!(t.next_seen(back), r.next_seen(back), "step {}", i);
             }
         }
     }
