@@ -47,7 +47,7 @@ fn main() -> std::process::ExitCode {
         return match doctor::run(a) {
             Ok(code) => code,
             Err(e) => {
-                eprintln!("rdmascope: error: {e:#}");
+                eprintln!("rdmascope: error: {}", describe(&e));
                 std::process::ExitCode::FAILURE
             }
         };
@@ -68,8 +68,50 @@ fn main() -> std::process::ExitCode {
             {
                 return std::process::ExitCode::SUCCESS;
             }
-            eprintln!("rdmascope: error: {e:#}");
+            eprintln!("rdmascope: error: {}", describe(&e));
             std::process::ExitCode::FAILURE
         }
+    }
+}
+
+/// The error and its causes, as `{:#}` joins them, but without a cause that the message before
+/// it already states: the capture crate's errors name their I/O cause in their own message and
+/// also return it as their `source`, so it would be printed twice.
+fn describe(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    let mut before = String::new();
+    for cause in e.chain() {
+        let msg = cause.to_string();
+        if !out.is_empty() && before.contains(&msg) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&msg);
+        before = msg;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::describe;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_not_repeated() {
+        let io = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let own = rdmascope_capture::CaptureError::Io {
+            path: "x.pcap".into(),
+            source: io(),
+        };
+        let e = anyhow::Error::new(own).context("analysis stopped after 0 packets");
+        assert_eq!(
+            describe(&e),
+            format!("analysis stopped after 0 packets: x.pcap: {}", io())
+        );
+        // A cause the message does not state is kept, as `{:#}` keeps it.
+        let e = anyhow::Error::new(io()).context("cannot write out.html");
+        assert_eq!(describe(&e), format!("{e:#}"));
     }
 }

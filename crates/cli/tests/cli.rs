@@ -338,6 +338,14 @@ fn non_capture_and_unknown_link_type_are_refused() {
     let (_, err, ok) = run(&["show", "/nonexistent/x.pcap"]);
     assert!(!ok);
     assert!(err.contains("/nonexistent/x.pcap"), "{err}");
+    // The I/O error is in the capture error's message and is its source: said once.
+    let (_, err, ok) = run(&["analyze", "/nonexistent/x.pcap"]);
+    assert!(!ok);
+    assert!(
+        err.starts_with("rdmascope: error: /nonexistent/x.pcap: "),
+        "{err}"
+    );
+    assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
 }
 
 #[test]
