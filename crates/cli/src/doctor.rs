@@ -52,6 +52,12 @@ pub fn run(a: &DoctorArgs) -> Result<std::process::ExitCode> {
         .map(crate::gen::parse_duration)
         .transpose()?
         .map(std::time::Duration::from_nanos);
+    // A mistyped root would read as a host without RDMA devices or interfaces.
+    match std::fs::metadata(&a.root) {
+        Err(e) => anyhow::bail!("--root {}: {e}", a.root),
+        Ok(m) if !m.is_dir() => anyhow::bail!("--root {}: not a directory", a.root),
+        Ok(_) => {}
+    }
     let host = rdmascope_doctor::inspect(std::path::Path::new(&a.root), iv);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());

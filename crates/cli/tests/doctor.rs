@@ -40,6 +40,25 @@ fn fixture_hosts_text() {
 }
 
 #[test]
+fn a_root_that_is_no_directory_is_refused() {
+    for (root, why) in [
+        ("no-such-host", "No such file or directory"),
+        ("roce-good/sys/class/net/eno1/mtu", "not a directory"),
+    ] {
+        let o = bin()
+            .current_dir(fixtures())
+            .args(["doctor", "--root", root])
+            .output()
+            .unwrap();
+        let err = String::from_utf8(o.stderr).unwrap();
+        assert_eq!(o.status.code(), Some(1), "{root}: {err}");
+        assert!(o.stdout.is_empty(), "{root}");
+        assert!(err.contains(&format!("--root {root}: ")), "{err}");
+        assert!(err.contains(why), "{err}");
+    }
+}
+
+#[test]
 fn json_output() {
     let (out, c) = run(&["--root", "roce-bad", "--json"]);
     assert_eq!(c, 2);
