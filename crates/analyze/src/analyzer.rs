@@ -273,6 +273,18 @@ impl Event {
     }
 }
 
+/// An input file whose reading stopped before its end: cut inside a record, a corrupt record,
+/// a read error. The packets before the fault are analysed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileCut {
+    /// Index into [`Config::files`].
+    pub file: usize,
+    /// Packets read from the file before the fault.
+    pub packets: u64,
+    /// What the reader said: the record, the byte offset and what was wrong.
+    pub what: String,
+}
+
 /// A link-level frame the analysis follows, with its Ethernet source address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LinkFrame {
@@ -1540,6 +1552,8 @@ pub struct Analyzer {
     pub(crate) skipped_flows: Vec<usize>,
     /// Per input file: its first packet's timestamp and its latest.
     pub(crate) file_spans: Vec<Option<(u64, u64)>>,
+    /// Input files whose reading stopped before their end.
+    pub(crate) cuts: Vec<FileCut>,
     /// [`SEARCH_BASE`], smaller in tests.
     search_base: u64,
     /// `--link-speed`, else the first `if_speed` in [`IF_SPEEDS`] in the capture.
@@ -1886,6 +1900,7 @@ impl Analyzer {
             searches_skipped: 0,
             skipped_flows: Vec::new(),
             file_spans: Vec::new(),
+            cuts: Vec::new(),
             search_base: SEARCH_BASE,
             fragments: (0, Vec::new()),
             frag_needed: (0, Vec::new()),
@@ -2049,6 +2064,12 @@ impl Analyzer {
         t.add(e);
         self.add_totals(&t);
         self.event_inline(e);
+    }
+
+    /// Records that reading an input file stopped before its end: the packets before the fault
+    /// were fed, none after it (the `capture.cut_short` finding says so).
+    pub fn file_cut(&mut self, cut: FileCut) {
+        self.cuts.push(cut);
     }
 
     /// Widens input file `i`'s span of timestamps by packets' totals.

@@ -1422,15 +1422,42 @@ fn findings(
             "Without CM, an answer finds its requester by searching the flows of its node pair, and the searches may examine about 270 million flows in all plus 64 a packet: thousands of flows that never pair, with answers on ever new flows or many CNPs, would make the pass quadratic. Their ACK and READ latency, CE-to-CNP times, rates around CNPs and retransmission triggers are incomplete. Such a capture usually holds one direction of very many QPs, or damaged or forged packets: capture both directions, or cut it to the QPs of interest.",
         );
     }
-    let overlaps = file_overlaps(&a.file_spans);
-    if let Some(&(k, j, _)) = overlaps.first() {
-        let name = |i: usize| {
+    let name = |i: usize| {
+        format!(
+            "file {} ({})",
+            i + 1,
+            cap.files.get(i).map_or("?", String::as_str)
+        )
+    };
+    if let Some(c) = a.cuts.first() {
+        let summary = if a.cuts.len() == 1 {
             format!(
-                "file {} ({})",
-                i + 1,
-                cap.files.get(i).map_or("?", String::as_str)
+                "{} was read only up to a fault, after {}; the rest of it is not analysed",
+                name(c.file),
+                count(c.packets, "packet", "packets")
+            )
+        } else {
+            format!(
+                "{} files were read only up to a fault; the rest of each is not analysed",
+                a.cuts.len()
             )
         };
+        push(
+            Severity::Warning,
+            "capture.cut_short",
+            summary,
+            a.cuts
+                .iter()
+                .take(NAMED)
+                .map(|c| format!("{}: {} read, then: {}", name(c.file), count(c.packets, "packet", "packets"), c.what))
+                .collect(),
+            vec![],
+            vec![],
+            "The file ends inside a packet or is damaged from that point on: a capture stopped without flushing (killed, or out of disk space), a copy taken while the capture was still writing, or a damaged transfer. Everything before the fault is analysed and nothing after it, so the counters and findings describe only that part, and requests at the very end may look unanswered. Stop captures cleanly (Ctrl-C or SIGTERM, not SIGKILL), copy files once they are closed, and `rdmascope show` the file to see where it breaks.",
+        );
+    }
+    let overlaps = file_overlaps(&a.file_spans);
+    if let Some(&(k, j, _)) = overlaps.first() {
         let (first, last) = a.file_spans[k].unwrap_or_default();
         let (jf, jl) = a.file_spans[j].unwrap_or_default();
         let summary = if last <= jf {

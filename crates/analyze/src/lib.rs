@@ -12,6 +12,8 @@ pub mod psn;
 mod quick;
 pub mod report;
 
-pub use analyzer::{Analyzer, Batch, Bth, Config, Dcb, Event, LinkFrame, Node, PacketMeta};
+pub use analyzer::{
+    Analyzer, Batch, Bth, Config, Dcb, Event, FileCut, LinkFrame, Node, PacketMeta,
+};
 pub use findings::application;
 pub use report::Report;

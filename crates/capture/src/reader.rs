@@ -142,6 +142,9 @@ pub struct CaptureReader {
     records: u64,
     /// An error met while filling a chunk, reported by the next call after the chunk's records.
     deferred: Option<CaptureError>,
+    /// A read that failed while whole records were still buffered: reported (see
+    /// [`CaptureReader::read_failed`]) once they are delivered.
+    read_error: Option<std::io::Error>,
     /// See [`CaptureReader::frame_generally`].
     general_only: bool,
 }
@@ -202,6 +205,7 @@ impl CaptureReader {
             section_be: false,
             records: 0,
             deferred: None,
+            read_error: None,
             general_only: false,
         };
         r.read_header()?;
@@ -253,13 +257,11 @@ impl CaptureReader {
                 let n = (want + self.start).next_power_of_two().max(self.buf.len());
                 self.buf.resize(n, 0);
             }
-            let n =
-                self.src
-                    .read(&mut self.buf[self.end..])
-                    .map_err(|source| CaptureError::Io {
-                        path: self.path.clone(),
-                        source,
-                    })?;
+            let n = match self.src.read(&mut self.buf[self.end..]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.read_failed(e)),
+            };
             if n == 0 {
                 self.eof = true;
             }
@@ -366,7 +368,15 @@ impl CaptureReader {
         // Read into the chunk's own buffer, after the unread tail the reader kept: the buffer is
         // warm in the cache of the worker that decodes the chunk.
         self.move_tail(chunk, bytes);
-        self.top_up(bytes)?;
+        if let Err(e) = self.top_up(bytes) {
+            if self.end == self.start {
+                return Err(self.read_failed(e));
+            }
+            // Deliver the whole records read before the failure first, as `next` does; the
+            // failure is reported at the first record it left incomplete.
+            self.read_error = Some(e);
+            self.eof = true;
+        }
         let min = self.header_len();
         while chunk.recs.len() < max {
             if let (
@@ -401,6 +411,12 @@ impl CaptureReader {
                     break;
                 }
                 if let Err(e) = self.whole_record(min) {
+                    // A record left incomplete by the read that failed: that failure is why.
+                    if matches!(e, Ok(()) | Err(CaptureError::Truncated { .. })) {
+                        if let Some(io) = self.read_error.take() {
+                            return Err(self.read_failed(io));
+                        }
+                    }
                     return e.map(|()| false);
                 }
             }
@@ -554,17 +570,12 @@ impl CaptureReader {
     /// Reads until `bytes` are buffered or the input ends; `move_tail` has put the unread bytes
     /// at the front of a buffer that holds `bytes`. Only up to `bytes`, even when the buffer is
     /// larger (it grew for a big record): what is read past the chunk's records is copied on.
-    fn top_up(&mut self, bytes: usize) -> Result<(), CaptureError> {
+    fn top_up(&mut self, bytes: usize) -> Result<(), std::io::Error> {
         while self.end < bytes && !self.eof {
             let n = match self.src.read(&mut self.buf[self.end..bytes]) {
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    return Err(CaptureError::Io {
-                        path: self.path.clone(),
-                        source,
-                    })
-                }
+                Err(e) => return Err(e),
             };
             if n == 0 {
                 self.eof = true;
@@ -828,6 +839,24 @@ impl CaptureReader {
                     _ => Step::Skip(used),
                 }
             }
+        }
+    }
+
+    /// A failed read at the first record not yet delivered. In a gzip file the decompressor's
+    /// complaint is about the data (cut or damaged), so it names the record and the offset
+    /// like any other fault in the file; elsewhere it is an I/O error.
+    fn read_failed(&self, e: std::io::Error) -> CaptureError {
+        if !self.gz {
+            return CaptureError::Io {
+                path: self.path.clone(),
+                source: e,
+            };
+        }
+        let detail = format!("the gzip data stops: {e}");
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            self.truncated(detail)
+        } else {
+            self.corrupt(detail)
         }
     }
 

@@ -172,6 +172,41 @@ fn chunks_hold_the_same_records_as_single_reads() {
     }
 }
 
+/// A gzip file cut anywhere or damaged: reading in chunks delivers every whole record read
+/// before the decompressor's complaint, as single reads do, and then the same error, which
+/// names the record and the offset after decompression.
+#[test]
+fn cut_or_damaged_gzip_reads_alike_in_chunks() {
+    use std::io::Write as _;
+    for bytes in [pcap(), pcapng(), pcapng_sections()] {
+        let mut z = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        for _ in 0..20 {
+            z.write_all(&bytes).unwrap();
+        }
+        let gz = z.finish().unwrap();
+        let mut saw_cut = false;
+        for cut in (20..gz.len()).step_by(17) {
+            for damage in [None, Some(cut / 2)] {
+                let mut b = gz[..cut].to_vec();
+                if let Some(i) = damage {
+                    b[i] ^= 0x55;
+                }
+                let want = one_by_one_as(b.clone(), false);
+                if let (n, Some(e)) = (want.0.len(), &want.1) {
+                    if damage.is_none() && n > 0 && e.contains("the gzip data stops") {
+                        saw_cut = true;
+                        assert!(e.contains(&format!("record {}", n + 1)), "{e}");
+                        assert!(e.contains("after decompression"), "{e}");
+                    }
+                }
+                assert_eq!(by_chunks(b.clone(), 3, 90), want, "cut {cut} {damage:?}");
+                assert_eq!(by_chunks(b, 1000, 1 << 16), want, "cut {cut} {damage:?}");
+            }
+        }
+        assert!(saw_cut);
+    }
+}
+
 #[test]
 fn valid_files_read_fully() {
     assert_eq!(read_all(pcap()), Ok(8));

@@ -8,8 +8,8 @@ use std::sync::{Condvar, Mutex};
 use anyhow::{Context, Result};
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use rdmascope_analyze::report::{Finding, Report, Severity};
-use rdmascope_analyze::{Analyzer, Batch, Config, Node, PacketMeta};
-use rdmascope_capture::{CaptureReader, Chunk};
+use rdmascope_analyze::{Analyzer, Batch, Config, FileCut, Node, PacketMeta};
+use rdmascope_capture::{CaptureError, CaptureReader, Chunk};
 
 use crate::gen::parse_speed;
 
@@ -64,6 +64,8 @@ struct Source<'a> {
     packets: u64,
     /// Set by a failure, so the other thread stops taking chunks.
     stop: bool,
+    /// Files whose reading stopped at a fault; the next file is read all the same.
+    cuts: Vec<FileCut>,
 }
 
 impl Source<'_> {
@@ -90,6 +92,24 @@ impl Source<'_> {
                     return Ok(Some(turn));
                 }
                 Ok(false) => self.reader = None,
+                // A file cut short or damaged past some record: what came before it counts, as
+                // tshark's statistics count it, and a finding says where it stopped.
+                Err(
+                    e @ (CaptureError::Truncated { .. }
+                    | CaptureError::Corrupt { .. }
+                    | CaptureError::Io { .. }),
+                ) => {
+                    let what = e.to_string();
+                    let what = what
+                        .strip_prefix(&format!("{}: ", r.path()))
+                        .unwrap_or(&what);
+                    self.cuts.push(FileCut {
+                        file: self.file as usize,
+                        packets: r.records(),
+                        what: what.to_string(),
+                    });
+                    self.reader = None;
+                }
                 Err(e) => {
                     return Err(e)
                         .context(format!("analysis stopped after {} packets", self.packets))
@@ -156,6 +176,7 @@ pub fn analyze_files(
         chunks: 0,
         packets: 0,
         stop: false,
+        cuts: Vec::new(),
     });
     let batches = Mutex::new(Batches {
         ready: BTreeMap::new(),
@@ -340,7 +361,17 @@ pub fn analyze_files(
     });
     // The decoder's error says where the capture went wrong; the analyser's only that it stopped.
     decoded?;
-    Ok(analysed?.finish())
+    let mut an = analysed?;
+    for cut in source.into_inner().unwrap_or_else(|e| e.into_inner()).cuts {
+        eprintln!(
+            "rdmascope: warning: {}: {}; the {} packets before it are analysed",
+            files.get(cut.file).map_or("?", String::as_str),
+            cut.what,
+            cut.packets
+        );
+        an.file_cut(cut);
+    }
+    Ok(an.finish())
 }
 
 /// Locks `m`, also after a panic elsewhere (the state stays consistent: every update is whole).

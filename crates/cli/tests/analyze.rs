@@ -336,9 +336,10 @@ fn text_reports_of_the_samples() {
 }
 
 /// Several files are read as one stream (frame numbers go on from file to file), and a file
-/// cut inside a record stops the analysis with the number of good packets before it.
+/// cut inside a record counts up to that record: a finding and a warning say where it stopped,
+/// and the next file is read all the same.
 #[test]
-fn several_files_are_one_stream_and_a_cut_file_names_where_it_stopped() {
+fn several_files_are_one_stream_and_a_cut_file_counts_up_to_where_it_stops() {
     let d = tmp();
     let cap = generated(&d, "lossy-twice.pcap", "lossy", 20000);
     let one = analyze(&cap, &[]);
@@ -410,13 +411,39 @@ fn several_files_are_one_stream_and_a_cut_file_names_where_it_stopped() {
     let bytes = std::fs::read(&cap).unwrap();
     let cut = d.join("lossy-cut.pcap");
     std::fs::write(&cut, &bytes[..bytes.len() - 10]).unwrap();
-    let o = bin().arg("analyze").arg(&cut).output().unwrap();
-    assert!(!o.status.success());
+    let o = bin()
+        .args(["analyze", "--json"])
+        .arg(&cut)
+        .arg(&cap)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
     assert!(
-        err.contains(&format!("analysis stopped after {} packets", n - 1))
-            && err.contains(&format!("record {n}")),
+        err.contains(&format!("record {n} "))
+            && err.contains(&format!("the {} packets before it are analysed", n - 1)),
         "{err}"
+    );
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["capture"]["packets"].as_u64(), Some(2 * n - 1));
+    let f = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "capture.cut_short")
+        .expect("a capture.cut_short finding");
+    assert_eq!(f["severity"], "warning");
+    let summary = f["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("file 1 (") && summary.contains(&format!("after {} packets", n - 1)),
+        "{summary}"
+    );
+    assert!(
+        f["evidence"][0]
+            .as_str()
+            .unwrap()
+            .contains(&format!("file ends inside record {n} ")),
+        "{f}"
     );
 }
 
