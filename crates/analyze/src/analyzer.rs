@@ -1559,7 +1559,7 @@ pub struct Analyzer {
     /// `--link-speed`, else the first `if_speed` in [`IF_SPEEDS`] in the capture.
     pub(crate) link_bps: Option<u64>,
     /// `link_bps` came from the configuration: it overrides every interface's `if_speed`.
-    link_forced: bool,
+    pub(crate) link_forced: bool,
     pub(crate) fragments: (u64, Vec<u64>),
     pub(crate) frag_needed: (u64, Vec<u64>),
     pub(crate) perftest: bool,

@@ -605,6 +605,11 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
 
     let mut capture = a.capture.clone();
     capture.link_bps = link;
+    capture.link_bps_from = match (a.link_forced, a.link_bps) {
+        (true, _) => "option",
+        (false, Some(_)) => "if_speed",
+        (false, None) => "default",
+    };
     capture.untracked_packets = a.untracked.packets;
     capture.untracked_cm = a.cm_untracked;
     capture.skipped_searches = a.searches_skipped;

@@ -332,6 +332,9 @@ pub struct Capture {
     pub first_ts_ns: u64,
     pub last_ts_ns: u64,
     pub link_bps: u64,
+    /// Where `link_bps` came from: `"option"` (`--link-speed`), `"if_speed"` (the capture's
+    /// interface), or `"default"` (neither: 100 Gb/s assumed).
+    pub link_bps_from: &'static str,
     /// Packets of flows beyond the most analysed one by one: in the totals only.
     pub untracked_packets: u64,
     /// CM connections beyond as many as flows are analysed: requested, not recorded.

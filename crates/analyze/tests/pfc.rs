@@ -138,6 +138,7 @@ fn quanta_use_the_speed_of_the_frame_s_own_interface() {
     let r = run_on(&frames, None);
     assert_eq!(per_port(&r), [FULL_100G, 1_342_157, FULL_100G, FULL_100G]);
     assert_eq!(r.capture.link_bps, 100_000_000_000);
+    assert_eq!(r.capture.link_bps_from, "if_speed");
     // One full pause on the 25G link is no storm: it is measured against that link's pause.
     let codes: Vec<&str> = r.findings.iter().map(|f| f.code.as_str()).collect();
     assert!(
@@ -147,13 +148,14 @@ fn quanta_use_the_speed_of_the_frame_s_own_interface() {
     // Forced to 400G: every port.
     let r = run_on(&frames, Some(400_000_000_000));
     assert_eq!(per_port(&r), [83_885; 4]);
+    assert_eq!(r.capture.link_bps_from, "option");
     // A capture whose only speed is 0, or none, or below 1 Mb/s or above 100 Tb/s (damaged):
     // 100G.
     for speed in [0, 1, 999_999, 100_000_000_000_001, u64::MAX] {
         let r = run_on(&[(0, Some(speed), pause(1, 0xffff))], None);
         assert_eq!(
-            (per_port(&r), r.capture.link_bps),
-            (vec![FULL_100G], 100_000_000_000)
+            (per_port(&r), r.capture.link_bps, r.capture.link_bps_from),
+            (vec![FULL_100G], 100_000_000_000, "default")
         );
     }
     // 1 Mb/s is believed: a full pause is then 33.6 s.

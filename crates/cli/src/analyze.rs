@@ -453,13 +453,18 @@ pub fn render_text(r: &Report, top: usize) -> String {
     let mut s = String::new();
     s.push_str(&format!("rdmascope analyze: {}\n", c.files.join(", ")));
     s.push_str(&format!(
-        "  {} packet{} ({} RDMA), {}, {} of traffic; link {}\n",
+        "  {} packet{} ({} RDMA), {}, {} of traffic; link {}{}\n",
         c.packets,
         if c.packets == 1 { "" } else { "s" },
         c.rdma_packets,
         bytes(c.bytes),
         dur(span),
-        rate(c.link_bps)
+        rate(c.link_bps),
+        if c.link_bps_from == "default" {
+            " (assumed: the capture gives no if_speed; --link-speed sets it)"
+        } else {
+            ""
+        }
     ));
     let mut ops: Vec<(&str, u64)> = t.opcodes.iter().collect();
     ops.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));

@@ -316,7 +316,18 @@ pub fn render(r: &Report) -> String {
         ),
         ("bytes", format!("{:.2} MB", c.bytes as f64 / 1e6)),
         ("duration", format!("{:.3} ms", span as f64 / 1e6)),
-        ("link", format!("{} Gb/s", c.link_bps / 1_000_000_000)),
+        (
+            "link",
+            format!(
+                "{} Gb/s{}",
+                c.link_bps / 1_000_000_000,
+                if c.link_bps_from == "default" {
+                    " (assumed)"
+                } else {
+                    ""
+                }
+            ),
+        ),
         (
             "retransmitted",
             if t.reordered_packets > 0 {
