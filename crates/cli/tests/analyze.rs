@@ -345,14 +345,19 @@ fn several_files_are_one_stream_and_a_cut_file_counts_up_to_where_it_stops() {
     let one = analyze(&cap, &[]);
     let n = one["capture"]["packets"].as_u64().unwrap();
     assert_eq!(n, 20000);
-    let o = bin()
-        .args(["analyze", "--json"])
-        .arg(&cap)
-        .arg(&cap)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let two: Value = serde_json::from_slice(&o.stdout).unwrap();
+    // Two files analysed as one: the report and what went to standard error.
+    let files = |x: &std::path::Path, y: &std::path::Path| -> (Value, String) {
+        let o = bin()
+            .args(["analyze", "--json"])
+            .arg(x)
+            .arg(y)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{err}");
+        (serde_json::from_slice(&o.stdout).unwrap(), err)
+    };
+    let (two, _) = files(&cap, &cap);
     assert_eq!(two["capture"]["packets"].as_u64(), Some(2 * n));
     assert_eq!(two["capture"]["files"].as_array().unwrap().len(), 2);
     assert_eq!(
@@ -392,39 +397,22 @@ fn several_files_are_one_stream_and_a_cut_file_counts_up_to_where_it_stops() {
     let (a, b) = (d.join("lossy-a.pcap"), d.join("lossy-b.pcap"));
     std::fs::write(&a, &bytes[..at]).unwrap();
     std::fs::write(&b, [&bytes[..24], &bytes[at..]].concat()).unwrap();
-    let parts = |x: &std::path::Path, y: &std::path::Path| -> Value {
-        let o = bin()
-            .args(["analyze", "--json"])
-            .arg(x)
-            .arg(y)
-            .output()
-            .unwrap();
-        serde_json::from_slice(&o.stdout).unwrap()
-    };
-    let ordered = parts(&a, &b);
+    let (ordered, _) = files(&a, &b);
     assert_eq!(overlap(&ordered), None);
     assert_eq!(ordered["totals"], one["totals"]);
     assert_eq!(ordered["flows"], one["flows"]);
-    let reversed = parts(&b, &a);
+    let (reversed, _) = files(&b, &a);
     assert!(overlap(&reversed).is_some_and(|s| s.contains("lies before file 1")));
 
     let bytes = std::fs::read(&cap).unwrap();
     let cut = d.join("lossy-cut.pcap");
     std::fs::write(&cut, &bytes[..bytes.len() - 10]).unwrap();
-    let o = bin()
-        .args(["analyze", "--json"])
-        .arg(&cut)
-        .arg(&cap)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{err}");
+    let (r, err) = files(&cut, &cap);
     assert!(
         err.contains(&format!("record {n} "))
             && err.contains(&format!("the {} packets before it are analysed", n - 1)),
         "{err}"
     );
-    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(r["capture"]["packets"].as_u64(), Some(2 * n - 1));
     let f = r["findings"]
         .as_array()
