@@ -15,7 +15,8 @@ use crate::gen::parse_speed;
 
 #[derive(clap::Args)]
 pub struct AnalyzeArgs {
-    /// Capture files (pcap, pcapng, gzip-compressed or not).
+    /// Capture files (pcap, pcapng, gzip-compressed or not), read as one capture: give the
+    /// parts of one capture in time order (`-` is standard input).
     #[arg(required = true)]
     pub files: Vec<String>,
     /// Print the report as one JSON object (schema rdmascope.analyze.v1, see docs/json.md).
