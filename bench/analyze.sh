@@ -4,6 +4,8 @@
 #  - analyze of that capture vs `tshark -q -z conv,udp` and `cat FILE > /dev/null`;
 #  - analyze of a ~1 GB full-payload capture (ICRC verified) in GB/s, RoCEv2 and InfiniBand;
 #  - peak RSS for 2M and 4M packets (memory must grow with flows, not packets).
+#  - the cache-line round trip between the two CPUs before and after the analyze/cat pairs
+#    (bench/pingpong.rs), which tells the VM's placement of its two vCPUs.
 # Times are medians of $N runs (default 5; tshark and gen: one run) and peak RSS medians of
 # $RSS_N runs (default 15), all in this one invocation; cat and analyze alternate run by run, as
 # do the two captures of each peak RSS pair.
@@ -14,6 +16,9 @@ command -v tshark > /dev/null || { echo "bench/analyze.sh: tshark not found (apt
 mkdir -p bench/out
 cargo build --release --quiet
 bin=target/release/rdmascope
+# The round trip of a cache line between the two CPUs (bench/pingpong.rs): whether they share
+# an L3 moves the two-thread pass more than anything else on this VM.
+rustc -O --edition 2021 bench/pingpong.rs -o bench/out/pingpong
 # Median wall time of $N runs (the VM's speed drifts; the median of interleaved peers is fairer).
 t() {
   local s e
@@ -65,11 +70,13 @@ cat $m2 $m4 $big > /dev/null
 
 # cat and analyze alternate, run after run, so both see the same phase of the VM's speed
 # (which moves analyze, CPU-bound on two cores, more than cat, bound by memory copies).
+rt_before=$(bench/out/pingpong)
 pairs=$(for _ in $(seq "${N:-5}"); do
   s=$(date +%s.%N); cat $m2 > /dev/null; e=$(date +%s.%N); c=$(echo "$e - $s" | bc -l)
   s=$(date +%s.%N); $bin analyze --json $m2 > /dev/null 2>&1; e=$(date +%s.%N)
   echo "$c $(echo "$e - $s" | bc -l)"
 done)
+rt_after=$(bench/out/pingpong)
 cat_s=$(echo "$pairs" | awk '{print $1}' | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
 an_s=$(echo "$pairs" | awk '{print $2}' | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
 pair_ratio=$(echo "$pairs" | awk '{print $1 / $2}' | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
@@ -88,6 +95,8 @@ printf 'tshark -q -z conv,udp, same file:           %.2f s = %.2f Mpps\n' "$ts_s
 printf 'cat FILE > /dev/null, same file:            %.3f s\n' "$cat_s"
 printf 'ratio analyze / tshark conv:                %.1fx\n' "$(echo "$ts_s / $an_s" | bc -l)"
 printf 'analyze speed as a fraction of cat:         %.3f (median of the run-by-run ratios: %.3f)\n' "$(echo "$cat_s / $an_s" | bc -l)" "$pair_ratio"
+printf '  cache-line round trip between the two CPUs: %d ns before these runs, %d ns after\n' "$rt_before" "$rt_after"
+printf '  (bench/pingpong.rs: far apart, the two-thread pass slows and cat does not)\n'
 printf 'analyze %s bytes full payload + ICRC:   %.3f s = %.2f GB/s\n' "$big_bytes" "$big_s" "$(echo "$big_bytes / $big_s / 1000000000" | bc -l)"
 printf 'analyze %s bytes InfiniBand + ICRC + VCRC: %.3f s = %.2f GB/s\n' "$ib_bytes" "$ib_s" "$(echo "$ib_bytes / $ib_s / 1000000000" | bc -l)"
 printf 'peak RSS, mixed (new connections keep opening): 2M packets %d KB, 4M packets %d KB (+%.1f%%)\n' "$rss2" "$rss4" "$(echo "($rss4 - $rss2) * 100 / $rss2" | bc -l)"
