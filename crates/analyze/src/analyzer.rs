@@ -121,6 +121,12 @@ pub(crate) const MAX_PFC_PORTS: usize = 4096;
 /// [`Analyzer::flow`]'s answer for a new flow beyond [`Config::max_flows`].
 const UNTRACKED: usize = usize::MAX;
 
+/// A request with a bad ICRC whose PSN lies further than this from its flow's highest (the
+/// PSN tracker's whole window) has a damaged header: the receiving HCA drops it, and read as
+/// it is it would be a jump over millions of PSNs or a resend after a timeout. It is counted
+/// (packets, bytes, opcode, ICRC), not tracked.
+const BAD_ICRC_FAR_PSN: u32 = 1 << 16;
+
 /// Per-packet facts from the capture record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PacketMeta {
@@ -1405,6 +1411,17 @@ impl FlowState {
 
     /// The first PSN of the flow's requests.
     /// The PSN of the last ACK this flow carried that moved forward.
+    /// Whether request PSN `psn` lies beyond [`BAD_ICRC_FAR_PSN`] of the highest this flow
+    /// sent.
+    #[cold]
+    fn psn_far(&self, psn: u32) -> bool {
+        let highest = self
+            .req
+            .live_ref()
+            .and_then(|r| r.s.psn.as_ref()?.highest());
+        highest.is_some_and(|h| psn_diff(psn, h).unsigned_abs() > BAD_ICRC_FAR_PSN)
+    }
+
     pub(crate) fn last_ack(&self) -> Option<u32> {
         self.resp.as_deref()?.last_ack
     }
@@ -2185,6 +2202,9 @@ impl Analyzer {
         }
         match self.kinds[usize::from(bth.opcode)] {
             Kind::Request => {
+                if e.icrc == Some(IcrcStatus::Bad) && fl.psn_far(bth.psn) {
+                    return;
+                }
                 let first = !fl.is_request_flow;
                 Self::request(fl, &mut self.tl, m, e, bth, info, v2);
                 if first {
@@ -3292,6 +3312,39 @@ mod tests {
             aeth: (opcode == 0x11).then(|| Aeth::parse(&[0, 0, 0, 1]).unwrap()),
             ..Event::default()
         }
+    }
+
+    /// A request with a bad ICRC and a PSN beyond the flow's window (a damaged header) is
+    /// counted but not tracked; one with a PSN the flow could carry is tracked as before.
+    #[test]
+    fn a_bad_icrc_request_far_from_its_flow_is_not_tracked() {
+        let bad = |psn| Event {
+            icrc: Some(IcrcStatus::Bad),
+            ..rc(1, 2, 0x20, 0x0a, psn, 0)
+        };
+        let mut an = Analyzer::new(Config::default());
+        let mut events: Vec<Event> = (100..=105).map(|p| rc(1, 2, 0x20, 0x0a, p, 0)).collect();
+        events.push(bad(103 ^ 0x80_0000));
+        events.push(bad(103));
+        events.extend((106..=110).map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
+        for (i, e) in events.iter().enumerate() {
+            an.event(&Event {
+                meta: PacketMeta {
+                    number: i as u64 + 1,
+                    ts_ns: 1000 * i as u64,
+                    ..e.meta
+                },
+                ..e.clone()
+            });
+        }
+        let r = an.finish();
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x20).unwrap();
+        let c = &f.counters;
+        assert_eq!((c.packets, c.icrc.bad), (13, 2));
+        assert_eq!(
+            (c.retransmitted_packets, c.missing_packets, c.timeouts),
+            (1, 0, 0)
+        );
     }
 
     /// A packet the network delayed behind the next is reordered, not lost: taken without a
