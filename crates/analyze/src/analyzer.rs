@@ -3322,11 +3322,23 @@ mod tests {
             icrc: Some(IcrcStatus::Bad),
             ..rc(1, 2, 0x20, 0x0a, psn, 0)
         };
-        let mut an = Analyzer::new(Config::default());
         let mut events: Vec<Event> = (100..=105).map(|p| rc(1, 2, 0x20, 0x0a, p, 0)).collect();
         events.push(bad(103 ^ 0x80_0000));
         events.push(bad(103));
         events.extend((106..=110).map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
+        let r = run_numbered(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x20).unwrap();
+        let c = &f.counters;
+        assert_eq!((c.packets, c.icrc.bad), (13, 2));
+        assert_eq!(
+            (c.retransmitted_packets, c.missing_packets, c.timeouts),
+            (1, 0, 0)
+        );
+    }
+
+    /// Feeds `events` numbered from 1, 1 µs apart, and reports.
+    fn run_numbered(events: &[Event]) -> report::Report {
+        let mut an = Analyzer::new(Config::default());
         for (i, e) in events.iter().enumerate() {
             an.event(&Event {
                 meta: PacketMeta {
@@ -3337,14 +3349,7 @@ mod tests {
                 ..e.clone()
             });
         }
-        let r = an.finish();
-        let f = r.flows.iter().find(|f| f.dest_qp == 0x20).unwrap();
-        let c = &f.counters;
-        assert_eq!((c.packets, c.icrc.bad), (13, 2));
-        assert_eq!(
-            (c.retransmitted_packets, c.missing_packets, c.timeouts),
-            (1, 0, 0)
-        );
+        an.finish()
     }
 
     /// A packet the network delayed behind the next is reordered, not lost: taken without a
@@ -3385,21 +3390,7 @@ mod tests {
             rc(5, 6, 0x40, 0x0a, 302, 0),
             rc(5, 6, 0x40, 0x0a, 303, 0),
         ];
-        let run = |n: usize| {
-            let mut an = Analyzer::new(Config::default());
-            for (i, e) in events[..n].iter().enumerate() {
-                let ts = 1000 * i as u64;
-                an.event(&Event {
-                    meta: PacketMeta {
-                        number: i as u64 + 1,
-                        ts_ns: ts,
-                        ..e.meta
-                    },
-                    ..e.clone()
-                });
-            }
-            an.finish()
-        };
+        let run = |n: usize| run_numbered(&events[..n]);
         // Out of order and taken as it is, alone: nothing to fix.
         let r = run(7);
         let sev: Vec<_> = r
@@ -3500,20 +3491,6 @@ mod tests {
             aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
             ..rc(2, 1, 0x10, 0x11, psn, ts)
         };
-        let run = |events: &[Event]| {
-            let mut an = Analyzer::new(Config::default());
-            for (i, e) in events.iter().enumerate() {
-                an.event(&Event {
-                    meta: PacketMeta {
-                        number: i as u64 + 1,
-                        ts_ns: 1000 * i as u64,
-                        ..e.meta
-                    },
-                    ..e.clone()
-                });
-            }
-            an.finish()
-        };
         let mut events = vec![rc(1, 2, 0x20, 0x0a, 100, 0), rc(2, 1, 0x10, 0x11, 100, 0)];
         events.extend([101, 102].map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
         // Seven passes over 101..=102, then a NAK and one pass more.
@@ -3532,16 +3509,19 @@ mod tests {
                 .iter()
                 .any(|f| f.code == "transport.retry_exceeded")
         };
-        let r = run(&events[..seven - 2]);
+        let r = run_numbered(&events[..seven - 2]);
         assert_eq!(row(&r), (6, 1));
         assert!(!has(&r));
-        let r = run(&events);
+        let r = run_numbered(&events);
         assert_eq!(row(&r), (7, 1));
         assert!(has(&r));
         // The requester's QP failed: the inferred connection is in the error state.
         let states: Vec<&str> = r.connections.iter().map(|c| c.state.as_str()).collect();
         assert_eq!(states, ["error"]);
-        assert_eq!(run(&events[..seven - 2]).connections[0].state, "active");
+        assert_eq!(
+            run_numbered(&events[..seven - 2]).connections[0].state,
+            "active"
+        );
         // The capture running on for seconds: a QP that gave up is no stall.
         let mut long = events[..seven].to_vec();
         long.push(Event {
@@ -3579,7 +3559,7 @@ mod tests {
         events.extend([101, 102].map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
         events.push(nak(104, 0));
         events.extend([104, 105, 104, 105].map(|p| rc(1, 2, 0x20, 0x0a, p, 0)));
-        assert_eq!(row(&run(&events)).0, 1);
+        assert_eq!(row(&run_numbered(&events)).0, 1);
         // A READ of three PSNs (101..=103) resent in a pass: the next request, 104, is the
         // pass going on, not a jump to the PSN a NAK named.
         let read = |p| Event {
@@ -3591,7 +3571,7 @@ mod tests {
         events.extend([rc(1, 2, 0x20, 0x0a, 105, 0), nak(104, 0)]);
         events.extend([read(101), rc(1, 2, 0x20, 0x0a, 104, 0)]);
         events.push(rc(1, 2, 0x20, 0x0a, 105, 0));
-        assert_eq!(row(&run(&events)).0, 0);
+        assert_eq!(row(&run_numbered(&events)).0, 0);
     }
 
     /// A CM message from `src` to `dst` (UD SEND only to QP 1).
