@@ -125,7 +125,7 @@ const UNTRACKED: usize = usize::MAX;
 /// PSN tracker's whole window) has a damaged header: the receiving HCA drops it, and read as
 /// it is it would be a jump over millions of PSNs or a resend after a timeout. It is counted
 /// (packets, bytes, opcode, ICRC), not tracked.
-const BAD_ICRC_FAR_PSN: u32 = 1 << 16;
+const BAD_ICRC_FAR_PSN: u32 = crate::psn::WINDOW_PSNS;
 
 /// Per-packet facts from the capture record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

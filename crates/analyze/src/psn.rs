@@ -7,6 +7,8 @@ use rdmascope_wire::bth::psn_diff;
 
 /// PSNs remembered per flow (a multiple of 64).
 const WINDOW_WORDS: usize = 1024;
+/// PSNs the window covers.
+pub(crate) const WINDOW_PSNS: u32 = 64 * WINDOW_WORDS as u32;
 
 /// What a request PSN was, against the PSNs seen before it on its flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
