@@ -121,11 +121,18 @@ pub(crate) const MAX_PFC_PORTS: usize = 4096;
 /// [`Analyzer::flow`]'s answer for a new flow beyond [`Config::max_flows`].
 const UNTRACKED: usize = usize::MAX;
 
-/// A request with a bad ICRC whose PSN lies further than this from its flow's highest (the
-/// PSN tracker's whole window) has a damaged header: the receiving HCA drops it, and read as
-/// it is it would be a jump over millions of PSNs or a resend after a timeout. It is counted
-/// (packets, bytes, opcode, ICRC), not tracked.
-const BAD_ICRC_FAR_PSN: u32 = crate::psn::WINDOW_PSNS;
+/// A request PSN further than this from its flow's highest (the PSN tracker's whole window)
+/// is no continuation of the flow. With a bad ICRC the packet's header is damaged: the
+/// receiving HCA drops it, and read as it is it would be a jump over millions of PSNs or a
+/// resend after a timeout, so it is counted (packets, bytes, opcode, ICRC), not tracked. After
+/// [`RESTART_IDLE_NS`] of silence the QP number carries a new connection (see
+/// [`Analyzer::restart`]).
+const FAR_PSN: u32 = crate::psn::WINDOW_PSNS;
+
+/// Silence on a request flow after which a PSN beyond [`FAR_PSN`] starts the flow's PSNs
+/// afresh: a new connection on the same QP number (QPs destroyed and created again, their
+/// numbers exchanged out of band, no CM to say so) starts at a random PSN.
+pub(crate) const RESTART_IDLE_NS: u64 = 100_000_000;
 
 /// Per-packet facts from the capture record.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -1107,6 +1114,22 @@ impl Req {
         self.msg_open = Some((payload, op));
     }
 
+    /// A new connection on the flow's QP number ([`Analyzer::restart`]): its PSNs start
+    /// afresh, and nothing the old one left outstanding (requests waiting for an answer, an
+    /// open message, a NAK, a gap, a CE mark) is carried over. The summary's counters stay.
+    fn restart(&mut self) {
+        if let Some(t) = &mut self.s.psn {
+            t.restart();
+        }
+        let s = std::mem::take(&mut self.s);
+        let recent = std::mem::take(&mut self.recent);
+        *self = Self {
+            s,
+            recent,
+            ..Self::default()
+        };
+    }
+
     fn close_message(&mut self, size: u64, op: Operation) {
         let m = &mut self.s.msgs;
         m.bytes += size;
@@ -1410,18 +1433,17 @@ impl FlowState {
     }
 
     /// The first PSN of the flow's requests.
-    /// The PSN of the last ACK this flow carried that moved forward.
-    /// Whether request PSN `psn` lies beyond [`BAD_ICRC_FAR_PSN`] of the highest this flow
-    /// sent.
+    /// Whether request PSN `psn` lies beyond [`FAR_PSN`] of the highest this flow sent.
     #[cold]
     fn psn_far(&self, psn: u32) -> bool {
         let highest = self
             .req
             .live_ref()
             .and_then(|r| r.s.psn.as_ref()?.highest());
-        highest.is_some_and(|h| psn_diff(psn, h).unsigned_abs() > BAD_ICRC_FAR_PSN)
+        highest.is_some_and(|h| psn_diff(psn, h).unsigned_abs() > FAR_PSN)
     }
 
+    /// The PSN of the last ACK this flow carried that moved forward.
     pub(crate) fn last_ack(&self) -> Option<u32> {
         self.resp.as_deref()?.last_ack
     }
@@ -1579,6 +1601,10 @@ pub struct Analyzer {
     pub(crate) link_forced: bool,
     pub(crate) fragments: (u64, Vec<u64>),
     pub(crate) frag_needed: (u64, Vec<u64>),
+    /// Request flows that started their PSNs afresh ([`Analyzer::restart`]): how often, the
+    /// first frames, and the first flows.
+    pub(crate) psn_restarts: (u64, Vec<u64>),
+    pub(crate) restart_flows: Vec<usize>,
     pub(crate) perftest: bool,
     pub(crate) truncated_frames: (u64, Vec<u64>),
     pub(crate) vcrc: Vcrc,
@@ -1921,6 +1947,8 @@ impl Analyzer {
             search_base: SEARCH_BASE,
             fragments: (0, Vec::new()),
             frag_needed: (0, Vec::new()),
+            psn_restarts: (0, Vec::new()),
+            restart_flows: Vec::new(),
             perftest: false,
             truncated_frames: (0, Vec::new()),
             vcrc: Vcrc::default(),
@@ -2162,6 +2190,7 @@ impl Analyzer {
             return;
         }
         let fl = &mut self.flows[fi];
+        let idle = m.ts_ns.saturating_sub(fl.last_ts);
         {
             fl.last_ts = m.ts_ns;
             fl.encap = e.encap;
@@ -2205,6 +2234,10 @@ impl Analyzer {
                 if e.icrc == Some(IcrcStatus::Bad) && fl.psn_far(bth.psn) {
                     return;
                 }
+                if idle >= RESTART_IDLE_NS && fl.psn_far(bth.psn) {
+                    self.restart(fi, m.number);
+                }
+                let fl = &mut self.flows[fi];
                 let first = !fl.is_request_flow;
                 Self::request(fl, &mut self.tl, m, e, bth, info, v2);
                 if first {
@@ -2225,6 +2258,29 @@ impl Analyzer {
                 }
             }
             Kind::Other => {}
+        }
+    }
+
+    /// Request flow `fi` starts its PSNs afresh at frame `number`, which came after
+    /// [`RESTART_IDLE_NS`] of silence with a PSN beyond [`FAR_PSN`] of the flow's highest: a
+    /// new connection on the same QP number. Read as a continuation, a jump forward would be
+    /// millions of missing PSNs and one backward every packet resent until the old highest.
+    /// What the old connection left unanswered or unseen stays as it was counted; its
+    /// responder's last ACK is forgotten, so the new ACKs are not duplicates.
+    #[cold]
+    #[inline(never)]
+    fn restart(&mut self, fi: usize, number: u64) {
+        let fl = &mut self.flows[fi];
+        if let Some(rq) = fl.req.live() {
+            rq.restart();
+        }
+        if let Some(rs) = fl.peer().and_then(|p| self.flows[p].resp.as_deref_mut()) {
+            rs.last_ack = None;
+        }
+        self.psn_restarts.0 += 1;
+        sample(&mut self.psn_restarts.1, number);
+        if self.restart_flows.len() < SKIPPED_NAMED && !self.restart_flows.contains(&fi) {
+            self.restart_flows.push(fi);
         }
     }
 
@@ -3334,6 +3390,56 @@ mod tests {
             (c.retransmitted_packets, c.missing_packets, c.timeouts),
             (1, 0, 0)
         );
+    }
+
+    /// A QP number that carries a new connection after a silence starts its PSNs afresh,
+    /// forward or backward: nothing missing, resent or acknowledged twice, every request's
+    /// ACK latency measured, and an info finding. A jump as far with no silence before it is
+    /// read as before (missing PSNs).
+    #[test]
+    fn a_new_connection_on_a_qp_number_restarts_its_psns() {
+        let mut an = Analyzer::new(Config::default());
+        let mut n = 0;
+        let mut feed = |e: Event| {
+            n += 1;
+            an.event(&Event {
+                meta: PacketMeta {
+                    number: n,
+                    ..e.meta
+                },
+                ..e
+            });
+        };
+        let second = 1_000_000_000;
+        for (start, at) in [(100, 0), (5_000_100, second), (50, 2 * second)] {
+            for i in 0..10 {
+                let ts = at + 2_000 * i;
+                feed(rc(1, 2, 0x20, 0x0a, start + i as u32, ts));
+                feed(rc(2, 1, 0x10, 0x11, start + i as u32, ts + 1_000));
+            }
+        }
+        // No silence before the jump: PSNs 13 through 199,999 never seen.
+        for (psn, ts) in [(10, 0), (11, 1_000), (12, 2_000), (200_000, 3_000)] {
+            feed(rc(3, 4, 0x40, 0x0a, psn, ts));
+        }
+        let r = an.finish();
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x20).unwrap();
+        assert_eq!(
+            (f.counters.retransmitted_packets, f.counters.missing_packets),
+            (0, 0)
+        );
+        assert_eq!(f.ack_latency_ns.count, 30);
+        assert_eq!(r.totals.counters.duplicate_acks, 0);
+        let g = r.flows.iter().find(|f| f.dest_qp == 0x40).unwrap();
+        assert_eq!(g.counters.missing_packets, 199_987);
+        let restart = r
+            .findings
+            .iter()
+            .find(|f| f.code == "transport.psn_restart")
+            .unwrap();
+        assert_eq!(restart.evidence, ["psn_restarts = 2"]);
+        assert_eq!(restart.frames, [21, 41]);
+        assert_eq!(restart.flows, ["10.0.0.1 > 10.0.0.2 qp 0x000020"]);
     }
 
     /// Feeds `events` numbered from 1, 1 µs apart, and reports.

@@ -1091,6 +1091,22 @@ fn findings(
             );
         }
     }
+    // A QP number carrying a new connection: its PSNs started afresh.
+    if a.psn_restarts.0 > 0 {
+        push(
+            Severity::Info,
+            "transport.psn_restart",
+            format!(
+                "{} started again at an unrelated PSN after at least {} ms of silence: a new connection on the same QP number",
+                count(a.psn_restarts.0, "request flow", "request flows"),
+                crate::analyzer::RESTART_IDLE_NS / 1_000_000
+            ),
+            vec![format!("psn_restarts = {}", a.psn_restarts.0)],
+            a.restart_flows.iter().map(|&i| key_name(&a.flows[i].key)).collect(),
+            a.psn_restarts.1.clone(),
+            "Nothing is wrong in itself: QPs were destroyed and created again with the same numbers, their numbers exchanged out of band (no CM in the capture), and a new connection starts at a random PSN. The PSNs are counted afresh from each restart, so the jump counts neither as missing nor as resent packets. If the QPs were not restarted, the capture missed a long stretch of traffic on these flows.",
+        );
+    }
     // ECN and CNPs: CE marks answered by CNPs from the receiver, or not.
     let answers = |f: &&(String, Node, Node, u64)| facts.cnp_pairs.contains(&(f.2, f.1));
     let answered: Vec<&(String, Node, Node, u64)> = facts.ce.iter().filter(answers).collect();

@@ -150,6 +150,19 @@ impl Tracker {
         }
     }
 
+    /// Starts afresh at the next PSN seen, as at the first: the QP began a new connection,
+    /// whose PSNs have nothing to do with the old ones. The PSNs the old connection never
+    /// showed still count as missing. A sealed tracker stays sealed.
+    pub fn restart(&mut self) {
+        if !self.init || self.sealed {
+            return;
+        }
+        *self = Self {
+            missing_out: self.missing(),
+            ..Self::default()
+        };
+    }
+
     /// Counts the unseen PSNs now and frees the window (the flow has ended); later PSNs
     /// start a new window.
     pub fn seal(&mut self) {
@@ -235,7 +248,8 @@ impl Tracker {
     /// PSNs between the first and the highest never seen (READ-consumed ones excepted).
     pub fn missing(&self) -> u64 {
         if !self.init {
-            return 0;
+            // Nothing seen yet, or nothing since a restart.
+            return self.missing_out;
         }
         if self.sealed {
             return self.missing_out;
@@ -286,6 +300,28 @@ mod tests {
         assert_eq!(t.see(0, false), Class::Retransmitted);
         assert_eq!(t.see(1, false), Class::New);
         assert_eq!(t.missing(), 0);
+    }
+
+    /// After a restart the next PSN is new wherever it lies; the PSNs unseen before it stay
+    /// missing, and a sealed tracker is not restarted.
+    #[test]
+    fn a_restart_keeps_what_was_missing() {
+        let mut t = Tracker::default();
+        t.restart();
+        assert_eq!(t.missing(), 0);
+        for p in [100, 101, 104] {
+            t.see(p, false);
+        }
+        t.restart();
+        assert_eq!(t.missing(), 2);
+        assert_eq!(t.highest(), None);
+        assert_eq!(t.see(7, false), Class::New);
+        assert_eq!(t.see(8, false), Class::New);
+        assert_eq!(t.see(7, false), Class::Retransmitted);
+        assert_eq!(t.missing(), 2);
+        t.seal();
+        t.restart();
+        assert_eq!((t.missing(), t.see(100, false)), (2, Class::New));
     }
 
     #[test]
