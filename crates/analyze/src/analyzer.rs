@@ -129,6 +129,20 @@ const UNTRACKED: usize = usize::MAX;
 /// [`Analyzer::restart`]).
 const FAR_PSN: u32 = crate::psn::WINDOW_PSNS;
 
+/// A second copy of a packet sooner than this after the first is the capture's, not the
+/// network's: the shortest local ACK timeout is 4.096 µs × 2^1 (IBTA §9.7.6.1.3), so no
+/// requester resends sooner unless a NAK asked it to, and a NAK shows in the capture.
+pub(crate) const DUP_NS: u64 = 8_192;
+
+/// How long after a NAK or RNR NAK a request's second copy may be the resend it asked for,
+/// though the capture shows the NAK before the first copy: the NAK's round trip from the
+/// capture point to the requester and back, far below this in a data centre.
+const NAK_QUIET_NS: u64 = 1_000_000;
+
+/// Requests in a row that came in pairs (each followed at once by a copy, [`Req::pair`]) after
+/// which a flow's capture is taken to hold every packet twice.
+const PAIRED: u8 = 4;
+
 /// Silence on a request flow after which a PSN beyond [`FAR_PSN`] starts the flow's PSNs
 /// afresh: a new connection on the same QP number (QPs destroyed and created again, their
 /// numbers exchanged out of band, no CM to say so) starts at a random PSN.
@@ -909,6 +923,21 @@ pub(crate) struct Req {
     fill: Option<(u32, Fill, u64, u32)>,
     after_cnp: Option<(u64, u64)>,
     msg_open: Option<(u64, Operation)>,
+    /// The last four request packets' (PSN, time), and how many were written (the next slot
+    /// is that modulo 4): a copy within [`DUP_NS`] of one of them is the capture's duplicate.
+    seen: [(u32, u64); 4],
+    seen_n: u32,
+    /// When the last NAK or RNR NAK came: for [`NAK_QUIET_NS`] after it no copy is taken for
+    /// the capture's (but in pairs, see `pairs`).
+    last_nak_at: Option<u64>,
+    /// The last request packet, (PSN, time), unless it was a copy; and how many requests in a
+    /// row came in pairs (each followed at once by its copy): from [`PAIRED`] on, the capture
+    /// holds every packet of the flow twice, and a copy right after its first is the
+    /// capture's whatever NAKs came (see [`Req::duplicate`]).
+    pair: Option<(u32, u64)>,
+    pairs: u8,
+    /// When the last request resent came (see [`Analyzer::response_copy`]).
+    last_resent_at: Option<u64>,
     ackreq: VecDeque<(u32, u64)>,
     /// Frame of the newest request in `ackreq` or `reads` (the one a stall leaves unanswered).
     last_wait_frame: u64,
@@ -1114,6 +1143,49 @@ impl Req {
         self.msg_open = Some((payload, op));
     }
 
+    /// Whether request PSN `psn`, seen before on the flow whose highest PSN was `highest`, is
+    /// the capture's second copy of a packet at `ts` (counted as such, it is no resend).
+    /// Sooner than [`DUP_NS`] after the first a requester resends only when a NAK asks (or an
+    /// RNR NAK, whose trigger stays pending until the resend), and the NAK is in the capture
+    /// when the responder's packets are.
+    /// - A copy that comes right after its first (the flow's last request, itself no copy)
+    ///   within `DUP_NS` is the capture's when no NAK is pending or came in the last
+    ///   [`NAK_QUIET_NS`] (a NAK that came before the first may still be what resends it) and
+    ///   the first was no late packet (see `Req::fill`); or, whatever NAKs came, when the flow's
+    ///   last [`PAIRED`] requests came in pairs too: the capture holds each packet twice, and
+    ///   a resend the NAKs asked for is the first of its own pair. A burst after a timeout
+    ///   starts at the oldest request, which waited longer than `DUP_NS`.
+    /// - A copy of one of the three requests before the last within `DUP_NS` is the capture's
+    ///   (a mirror whose copies come a few packets late) when the same holds for NAKs, no
+    ///   resend is under way (a burst may come back over a PSN sent just before its timeout),
+    ///   and either the responder's packets are in the capture (`answered`), so a NAK would
+    ///   be, or it is the highest PSN, which no NAK asks for.
+    #[cold]
+    fn duplicate(&mut self, psn: u32, ts: u64, highest: Option<u32>, answered: bool) -> bool {
+        let recent = |&(p, t): &(u32, u64)| p == psn && t <= ts && ts - t < DUP_NS;
+        let quiet = self.pending.is_none()
+            && self
+                .last_nak_at
+                .is_none_or(|t| ts.saturating_sub(t) >= NAK_QUIET_NS);
+        if self.pair.as_ref().is_some_and(recent) {
+            if self.pairs >= PAIRED || (quiet && self.fill.is_none_or(|f| f.0 != psn)) {
+                self.pair = None;
+                self.pairs = self.pairs.saturating_add(1);
+                return true;
+            }
+            return false;
+        }
+        quiet
+            && (answered || highest == Some(psn))
+            && !self.in_retx
+            && self.fill.is_none()
+            && self
+                .seen
+                .iter()
+                .take(self.seen_n.min(4) as usize)
+                .any(recent)
+    }
+
     /// A new connection on the flow's QP number ([`Analyzer::restart`]): its PSNs start
     /// afresh, and nothing the old one left outstanding (requests waiting for an answer, an
     /// open message, a NAK, a gap, a CE mark) is carried over. The summary's counters stay.
@@ -1258,6 +1330,9 @@ impl MsgStats {
 pub(crate) struct Resp {
     last_ack: Option<u32>,
     pub dup_acks: u64,
+    /// The last ACK, NAK, READ response or UD packet: its time, and its opcode, AETH and PSN
+    /// in one word ([`Analyzer::response_copy`]).
+    last: (u64, u64),
     more: Option<Box<RespMore>>,
 }
 
@@ -1432,7 +1507,6 @@ impl FlowState {
         self.resp.get_or_insert_with(Box::default)
     }
 
-    /// The first PSN of the flow's requests.
     /// Whether request PSN `psn` lies beyond [`FAR_PSN`] of the highest this flow sent.
     #[cold]
     fn psn_far(&self, psn: u32) -> bool {
@@ -1464,6 +1538,7 @@ impl FlowState {
             .map_or(0, |m| m.naks[1..].iter().sum())
     }
 
+    /// The first PSN of the flow's requests.
     pub fn first_psn(&self) -> Option<u32> {
         self.req.sum().and_then(|q| q.first_psn)
     }
@@ -1605,6 +1680,10 @@ pub struct Analyzer {
     /// first frames, and the first flows.
     pub(crate) psn_restarts: (u64, Vec<u64>),
     pub(crate) restart_flows: Vec<usize>,
+    /// Frames that are the capture's second copies of packets ([`DUP_NS`]): how many, the
+    /// first ones, and the first flows they came on.
+    pub(crate) duplicates: (u64, Vec<u64>),
+    pub(crate) duplicate_flows: Vec<usize>,
     pub(crate) perftest: bool,
     pub(crate) truncated_frames: (u64, Vec<u64>),
     pub(crate) vcrc: Vcrc,
@@ -1949,6 +2028,8 @@ impl Analyzer {
             frag_needed: (0, Vec::new()),
             psn_restarts: (0, Vec::new()),
             restart_flows: Vec::new(),
+            duplicates: (0, Vec::new()),
+            duplicate_flows: Vec::new(),
             perftest: false,
             truncated_frames: (0, Vec::new()),
             vcrc: Vcrc::default(),
@@ -2239,7 +2320,9 @@ impl Analyzer {
                 }
                 let fl = &mut self.flows[fi];
                 let first = !fl.is_request_flow;
-                Self::request(fl, &mut self.tl, m, e, bth, info, v2);
+                if Self::request(fl, &mut self.tl, m, e, bth, info, v2) {
+                    self.duplicate(fi, m.number);
+                }
                 if first {
                     if let Some(p) = self.by_pair.get_mut(&(nodes.0, nodes.1)) {
                         p.gen = p.gen.wrapping_add(1);
@@ -2250,7 +2333,10 @@ impl Analyzer {
             Kind::Ack => self.ack(m, fi, e, bth),
             Kind::ReadResponse => self.read_response(m, fi, e, bth, info.op),
             Kind::Ud => {
-                let rq = fl.req();
+                if self.response_copy(fi, e, bth) {
+                    return;
+                }
+                let rq = self.flows[fi].req();
                 rq.close_message(u64::from(e.payload_len), info.op);
                 rq.s.unique_payload += u64::from(e.payload_len);
                 if let Some(cm) = e.cm.as_deref() {
@@ -2258,6 +2344,18 @@ impl Analyzer {
                 }
             }
             Kind::Other => {}
+        }
+    }
+
+    /// Frame `number` of flow `fi` is the capture's second copy of a packet (see [`DUP_NS`]):
+    /// counted for `capture.duplicates`, and as nothing else.
+    #[cold]
+    #[inline(never)]
+    fn duplicate(&mut self, fi: usize, number: u64) {
+        self.duplicates.0 += 1;
+        sample(&mut self.duplicates.1, number);
+        if self.duplicate_flows.len() < SKIPPED_NAMED && !self.duplicate_flows.contains(&fi) {
+            self.duplicate_flows.push(fi);
         }
     }
 
@@ -2329,7 +2427,8 @@ impl Analyzer {
         }
     }
 
-    /// A request packet of flow `fl` (`tl`: the timeline, for retransmissions).
+    /// A request packet of flow `fl` (`tl`: the timeline, for retransmissions). True when it
+    /// is the capture's second copy of a packet ([`Req::duplicate`]), which counts no further.
     #[inline(always)]
     fn request(
         fl: &mut FlowState,
@@ -2339,7 +2438,7 @@ impl Analyzer {
         bth: Bth,
         info: &OpInfo,
         v2: bool,
-    ) {
+    ) -> bool {
         let ts = m.ts_ns;
         let is_read = info.op == Operation::ReadRequest;
         let ce = e.ecn == Some(3) && v2;
@@ -2352,6 +2451,15 @@ impl Analyzer {
         let tracker = rq.s.psn.get_or_insert_with(Tracker::default);
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
+        if class == Class::Retransmitted && rq.duplicate(bth.psn, ts, before, fl.peer != 0) {
+            return true;
+        }
+        rq.seen[rq.seen_n as usize & 3] = (bth.psn, ts);
+        rq.seen_n = rq.seen_n.wrapping_add(1);
+        if rq.pair.is_some() {
+            rq.pairs = 0;
+        }
+        rq.pair = Some((bth.psn, ts));
         // What this packet tells of the last gap fill (see `Fill`).
         if let Some((p, fill, frame, depth)) = rq.fill {
             if class == Class::Retransmitted {
@@ -2390,6 +2498,7 @@ impl Analyzer {
             Class::Retransmitted | Class::GapFilled => {
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
+                    rq.last_resent_at = Some(ts);
                     // A jump forward to the PSN a NAK named: the requester starts over there
                     // before its pass reached it. The next request seen after the last resend
                     // is the pass going on (after a READ request, past the PSNs its responses
@@ -2537,6 +2646,7 @@ impl Analyzer {
                 rq.after_cnp = Some((end, acc.saturating_add(u64::from(bytes))));
             }
         }
+        false
     }
 
     /// The requester flow a response flow answers: its peer, from CM or inferred from PSNs.
@@ -2638,8 +2748,44 @@ impl Analyzer {
         true
     }
 
+    /// Whether packet `e` of flow `fi`, an ACK, NAK, READ response or UD packet, is the
+    /// capture's second copy of the one before it on the flow, less than [`DUP_NS`] after it
+    /// with no request resent between them; if so it is counted as such (and must count as
+    /// nothing else). A responder answers a request once, and again only when the request
+    /// comes again (a resend, which the capture shows before the answer); UD sends nothing
+    /// twice (a MAD sent again has a PSN of its own).
+    #[inline]
+    fn response_copy(&mut self, fi: usize, e: &Event, bth: Bth) -> bool {
+        let aeth = e.aeth.map_or(0, |a| {
+            u64::from(a.syndrome) << 24 | u64::from(a.msn & 0xff_ffff)
+        });
+        let key = u64::from(bth.opcode) << 56 | aeth << 24 | u64::from(bth.psn & 0xff_ffff);
+        let ts = e.meta.ts_ns;
+        let rs = self.flows[fi].resp();
+        let (t, k) = rs.last;
+        if k == key && t <= ts && ts - t < DUP_NS && self.unasked(fi, t) {
+            self.duplicate(fi, e.meta.number);
+            return true;
+        }
+        let rs = self.flows[fi].resp();
+        rs.last = (ts, key);
+        false
+    }
+
+    /// Whether response flow `fi`'s requester resent no request since `t` (none known: none).
+    #[cold]
+    fn unasked(&self, fi: usize, t: u64) -> bool {
+        let resent = self.flows[fi]
+            .peer()
+            .and_then(|p| self.flows[p].req.live_ref()?.last_resent_at);
+        resent.is_none_or(|r| r < t)
+    }
+
     fn ack(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: Bth) {
         let Some(aeth) = e.aeth else { return };
+        if self.response_copy(fi, e, bth) {
+            return;
+        }
         let ts = m.ts_ns;
         let req = self.requester_of(fi, Some(bth.psn));
         match aeth.kind() {
@@ -2681,6 +2827,7 @@ impl Analyzer {
                             rq.s.rnr_naks_in_a_row.max(u64::from(rq.rnr_in_row));
                         rq.naks_since_pass = rq.naks_since_pass.saturating_add(1);
                         rq.nak_psn_since = Some(bth.psn);
+                        rq.last_nak_at = Some(ts);
                     }
                 }
             }
@@ -2703,6 +2850,7 @@ impl Analyzer {
                     rq.rnr_in_row = 0;
                     rq.naks_since_pass = rq.naks_since_pass.saturating_add(1);
                     rq.nak_psn_since = Some(bth.psn);
+                    rq.last_nak_at = Some(ts);
                     if code != 0 {
                         // Any other NAK may not be retried: the requester's QP goes to the
                         // error state, the requests before the NAKed one are done and the rest
@@ -2733,6 +2881,9 @@ impl Analyzer {
     }
 
     fn read_response(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: Bth, op: Operation) {
+        if self.response_copy(fi, e, bth) {
+            return;
+        }
         let req = self.requester_of(fi, Some(bth.psn));
         let fl = &mut self.flows[fi];
         if matches!(op.position(), Position::First | Position::Middle) {
@@ -3442,14 +3593,15 @@ mod tests {
         assert_eq!(restart.flows, ["10.0.0.1 > 10.0.0.2 qp 0x000020"]);
     }
 
-    /// Feeds `events` numbered from 1, 1 µs apart, and reports.
+    /// Feeds `events` numbered from 1, 10 µs apart (longer than the shortest ACK timeout, so
+    /// a PSN sent again is a resend, not the capture's copy), and reports.
     fn run_numbered(events: &[Event]) -> report::Report {
         let mut an = Analyzer::new(Config::default());
         for (i, e) in events.iter().enumerate() {
             an.event(&Event {
                 meta: PacketMeta {
                     number: i as u64 + 1,
-                    ts_ns: 1000 * i as u64,
+                    ts_ns: 10_000 * i as u64,
                     ..e.meta
                 },
                 ..e.clone()
@@ -3639,7 +3791,7 @@ mod tests {
         });
         let mut an = Analyzer::new(Config::default());
         for (i, e) in long.iter().enumerate() {
-            let ts_ns = e.meta.ts_ns.max(1000 * i as u64);
+            let ts_ns = e.meta.ts_ns.max(10_000 * i as u64);
             an.event(&Event {
                 meta: PacketMeta { ts_ns, ..e.meta },
                 ..e.clone()
@@ -3739,7 +3891,7 @@ mod tests {
             an.event(&Event {
                 meta: PacketMeta {
                     number: i as u64 + 3,
-                    ts_ns: 1000 * i as u64 + 10,
+                    ts_ns: 10_000 * i as u64 + 10,
                     ..e.meta
                 },
                 ..e.clone()
@@ -3893,17 +4045,19 @@ mod tests {
         let mut an = Analyzer::new(Config::default());
         an.event(&rc(1, 2, 0x50, 0x04, 9_000_000, 1)); // far from every ACK's PSN
         for ts in 2..1002 {
-            an.event(&rc(2, 1, 0x20, 0x11, 100, ts)); // answers nothing captured
+            // Answers nothing captured (10 µs apart: no copies of one another).
+            an.event(&rc(2, 1, 0x20, 0x11, 100, 10_000 * ts));
         }
         // The first, then after 1, 2, 4, … 512 skipped ACKs.
         assert_eq!(an.scans, 11);
         // A flow from node 1 to node 2 that carries no request yet (a CNP), then its request.
-        an.event(&rc(1, 2, 0x30, 0x81, 0, 1010));
-        an.event(&rc(2, 1, 0x20, 0x11, 100, 1011));
-        an.event(&rc(1, 2, 0x30, 0x04, 101, 1020));
-        an.event(&rc(2, 1, 0x20, 0x11, 101, 1024)); // its ACK pairs the two flows
+        let t0 = 20_000_000;
+        an.event(&rc(1, 2, 0x30, 0x81, 0, t0 + 1010));
+        an.event(&rc(2, 1, 0x20, 0x11, 100, t0 + 1011));
+        an.event(&rc(1, 2, 0x30, 0x04, 101, t0 + 1020));
+        an.event(&rc(2, 1, 0x20, 0x11, 101, t0 + 1024)); // its ACK pairs the two flows
         for ts in 1030..1100 {
-            an.event(&rc(2, 1, 0x20, 0x11, 101, ts));
+            an.event(&rc(2, 1, 0x20, 0x11, 101, t0 + 10_000 * ts));
         }
         // The CNP's (it looks for the flow it throttles), one at the new flow, one at the request.
         assert_eq!(an.scans, 14);

@@ -1091,6 +1091,22 @@ fn findings(
             );
         }
     }
+    // Packets the capture holds twice.
+    if a.duplicates.0 > 0 {
+        push(
+            Severity::Warning,
+            "capture.duplicates",
+            format!(
+                "{} the capture's second copies of packets, less than {} ns after the first with nothing between that could have asked for them again: they are not counted as retransmissions, duplicate ACKs, NAKs or messages",
+                count(a.duplicates.0, "frame is", "frames are"),
+                crate::analyzer::DUP_NS
+            ),
+            vec![format!("capture.duplicate_frames = {}", a.duplicates.0)],
+            a.duplicate_flows.iter().map(|&i| key_name(&a.flows[i].key)).collect(),
+            a.duplicates.1.clone(),
+            "The capture point sees these packets twice: `tcpdump -i any` on a host whose bond, VLAN or bridge interface and its member both show the packet, or a mirror session of both the ingress and the egress port of a path. No requester resends that soon (the shortest ACK timeout is 8.192 µs) unless a NAK asks, and none did. Copies that come right after their packets are all recognised; copies that come later than the next packets of their flow (a mirror of two ports) only in part, so treat the retransmissions and timeouts of such a capture with suspicion. Capture on one interface (the bond or one member) or mirror one port in one direction; `editcap -D 10` removes such copies from a file. Packet, byte, throughput and CNP figures still count both copies.",
+        );
+    }
     // A QP number carrying a new connection: its PSNs started afresh.
     if a.psn_restarts.0 > 0 {
         push(

@@ -1,6 +1,9 @@
 //! What several integration tests share: the `clean` scenario's events, and one finding of
 //! the report of some events.
 
+// Each test crate that shares this module uses only some of it.
+#![allow(dead_code)]
+
 use rdmascope_analyze::{Analyzer, Config, Event, PacketMeta};
 use rdmascope_synth::{generate, GenOptions, Scenario, Sink};
 use rdmascope_wire::link::linktype;
@@ -22,10 +25,15 @@ impl Sink for Eth {
 
 /// The events of the first 2,000 frames of the `clean` scenario.
 pub fn clean_events() -> Vec<Event> {
+    scenario_events(Scenario::Clean, 2000)
+}
+
+/// The events of the first `packets` frames on the Ethernet interface of `scenario`.
+pub fn scenario_events(scenario: Scenario, packets: u64) -> Vec<Event> {
     let mut eth = Eth(Vec::new());
     let o = GenOptions {
-        scenario: Scenario::Clean,
-        packets: Some(2000),
+        scenario,
+        packets: Some(packets),
         ..GenOptions::default()
     };
     generate(&o, &mut eth).expect("scenario");

@@ -1,0 +1,132 @@
+//! A capture that holds every frame twice, each copy right after its first (`tcpdump -i any`
+//! over a bond, VLAN or bridge interface and its member): the copies are the capture's, so
+//! the transport's figures and findings are those of the capture without them, and the
+//! finding `capture.duplicates` counts them.
+
+mod common;
+
+use common::scenario_events;
+use rdmascope_analyze::{Analyzer, Config, Event, PacketMeta};
+use rdmascope_synth::Scenario;
+use rdmascope_wire::opcode::{OpInfo, Operation};
+use serde_json::Value;
+
+/// Nanoseconds between a frame and its copy.
+const LAG: u64 = 300;
+
+fn report(evs: &[Event]) -> Value {
+    let mut a = Analyzer::new(Config::default());
+    for e in evs {
+        a.event(e);
+    }
+    serde_json::to_value(a.finish()).expect("report serialises")
+}
+
+/// `evs` with each followed by its copy `LAG` later, numbered anew.
+fn doubled(evs: &[Event]) -> Vec<Event> {
+    let copy = |e: &Event, n: u64, lag: u64| Event {
+        meta: PacketMeta {
+            number: n,
+            ts_ns: e.meta.ts_ns + lag,
+            ..e.meta
+        },
+        ..e.clone()
+    };
+    evs.iter()
+        .enumerate()
+        .flat_map(|(i, e)| [copy(e, 2 * i as u64 + 1, 0), copy(e, 2 * i as u64 + 2, LAG)])
+        .collect()
+}
+
+/// The transport's counters of a counters object (totals or a flow).
+fn transport(c: &Value) -> Vec<(&'static str, Value)> {
+    [
+        "retransmitted_packets",
+        "gap_filled_packets",
+        "reordered_packets",
+        "missing_packets",
+        "duplicate_acks",
+        "naks",
+        "rnr_naks",
+        "timeouts",
+    ]
+    .into_iter()
+    .map(|k| (k, c[k].clone()))
+    .collect()
+}
+
+fn codes(r: &Value) -> Vec<String> {
+    let mut v: Vec<String> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .filter(|c| c != "capture.duplicates")
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn copies_right_after_their_frames_change_nothing_but_their_finding() {
+    for scenario in [
+        Scenario::Clean,
+        Scenario::Lossy,
+        Scenario::Rnr,
+        Scenario::Reorder,
+        Scenario::Errors,
+        Scenario::Incast,
+    ] {
+        let evs = scenario_events(scenario, 3000);
+        let (once, twice) = (report(&evs), report(&doubled(&evs)));
+        let name = format!("{scenario:?}");
+        assert_eq!(
+            transport(&once["totals"]),
+            transport(&twice["totals"]),
+            "{name}"
+        );
+        assert_eq!(
+            once["totals"]["retransmission_triggers"], twice["totals"]["retransmission_triggers"],
+            "{name}"
+        );
+        for (a, b) in once["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(twice["flows"].as_array().unwrap())
+        {
+            assert_eq!(transport(a), transport(b), "{name}");
+            assert_eq!(a["ack_latency_ns"], b["ack_latency_ns"], "{name}");
+            assert_eq!(a["messages"], b["messages"], "{name}");
+        }
+        assert_eq!(codes(&once), codes(&twice), "{name}");
+        // Every copy but a CNP's is recognised (CNPs may come as close together and alike:
+        // both are counted).
+        let copies = evs
+            .iter()
+            .filter(|e| {
+                e.bth
+                    .is_some_and(|b| OpInfo::of(b.opcode).op != Operation::Cnp)
+            })
+            .count();
+        let found = twice["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "capture.duplicates")
+            .unwrap_or_else(|| panic!("{name}: capture.duplicates"));
+        assert_eq!(
+            found["evidence"][0],
+            format!("capture.duplicate_frames = {copies}"),
+            "{name}"
+        );
+        assert!(
+            !once["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["code"] == "capture.duplicates"),
+            "{name}"
+        );
+    }
+}
