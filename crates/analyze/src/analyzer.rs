@@ -139,9 +139,22 @@ pub(crate) const DUP_NS: u64 = 8_192;
 /// capture point to the requester and back, far below this in a data centre.
 const NAK_QUIET_NS: u64 = 1_000_000;
 
-/// Requests in a row that came in pairs (each followed at once by a copy, [`Req::pair`]) after
-/// which a flow's capture is taken to hold every packet twice.
+/// Requests in a row whose copies came (see [`Req::pairs`]) after which a flow's capture is
+/// taken to hold every packet twice.
 const PAIRED: u8 = 4;
+
+/// Requests remembered per flow to recognise the capture's copies of them ([`Req::seen`]):
+/// copies that come a few packets late (a mirror of two ports) are found too.
+const SEEN: usize = 16;
+
+/// The bit of a PSN in [`Req::seen`] that says its copy came.
+const COPIED: u32 = 1 << 31;
+
+/// Answers remembered per flow to recognise the capture's copies of them ([`Resp::answers`]).
+const ANSWERS: usize = 8;
+
+/// The bit of a time in [`Resp::answers`] that says its copy came.
+const ANSWER_COPIED: u64 = 1 << 63;
 
 /// Silence on a request flow after which a PSN beyond [`FAR_PSN`] starts the flow's PSNs
 /// afresh: a new connection on the same QP number (QPs destroyed and created again, their
@@ -923,18 +936,17 @@ pub(crate) struct Req {
     fill: Option<(u32, Fill, u64, u32)>,
     after_cnp: Option<(u64, u64)>,
     msg_open: Option<(u64, Operation)>,
-    /// The last four request packets' (PSN, time), and how many were written (the next slot
-    /// is that modulo 4): a copy within [`DUP_NS`] of one of them is the capture's duplicate.
-    seen: [(u32, u64); 4],
+    /// The last [`SEEN`] request packets that were no copies, (PSN, time), newest at
+    /// `seen_n - 1` modulo `SEEN`, the top bit of the PSN set once the capture's copy of the
+    /// packet came ([`Req::duplicate`]); and how many were written.
+    seen: [(u32, u64); SEEN],
     seen_n: u32,
     /// When the last NAK or RNR NAK came: for [`NAK_QUIET_NS`] after it no copy is taken for
     /// the capture's (but in pairs, see `pairs`).
     last_nak_at: Option<u64>,
-    /// The last request packet, (PSN, time), unless it was a copy; and how many requests in a
-    /// row came in pairs (each followed at once by its copy): from [`PAIRED`] on, the capture
-    /// holds every packet of the flow twice, and a copy right after its first is the
-    /// capture's whatever NAKs came (see [`Req::duplicate`]).
-    pair: Option<(u32, u64)>,
+    /// How many requests in a row had their copies (none left `seen` without): from
+    /// [`PAIRED`] on, the capture holds every packet of the flow twice, and a copy of one whose
+    /// copy has not come is the capture's whatever NAKs came (see [`Req::duplicate`]).
     pairs: u8,
     /// When the last request resent came (see [`Analyzer::response_copy`]).
     last_resent_at: Option<u64>,
@@ -1143,47 +1155,65 @@ impl Req {
         self.msg_open = Some((payload, op));
     }
 
+    /// Remembers request `psn` at `ts` in `seen` (it is no copy); one whose copy never came
+    /// leaving it ends a run of pairs.
+    #[inline]
+    fn remember(&mut self, psn: u32, ts: u64) {
+        let slot = &mut self.seen[self.seen_n as usize % SEEN];
+        if self.seen_n as usize >= SEEN && slot.0 & COPIED == 0 {
+            self.pairs = 0;
+        }
+        *slot = (psn, ts);
+        self.seen_n = self.seen_n.wrapping_add(1);
+    }
+
     /// Whether request PSN `psn`, seen before on the flow whose highest PSN was `highest`, is
-    /// the capture's second copy of a packet at `ts` (counted as such, it is no resend).
-    /// Sooner than [`DUP_NS`] after the first a requester resends only when a NAK asks (or an
-    /// RNR NAK, whose trigger stays pending until the resend), and the NAK is in the capture
-    /// when the responder's packets are.
-    /// - A copy that comes right after its first (the flow's last request, itself no copy)
-    ///   within `DUP_NS` is the capture's when no NAK is pending or came in the last
-    ///   [`NAK_QUIET_NS`] (a NAK that came before the first may still be what resends it) and
-    ///   the first was no late packet (see `Req::fill`); or, whatever NAKs came, when the flow's
-    ///   last [`PAIRED`] requests came in pairs too: the capture holds each packet twice, and
-    ///   a resend the NAKs asked for is the first of its own pair. A burst after a timeout
-    ///   starts at the oldest request, which waited longer than `DUP_NS`.
-    /// - A copy of one of the three requests before the last within `DUP_NS` is the capture's
-    ///   (a mirror whose copies come a few packets late) when the same holds for NAKs, no
-    ///   resend is under way (a burst may come back over a PSN sent just before its timeout),
-    ///   and either the responder's packets are in the capture (`answered`), so a NAK would
-    ///   be, or it is the highest PSN, which no NAK asks for.
+    /// the capture's second copy of a packet at `ts` (then marked as come in `seen`, and no
+    /// resend). It must be less than [`DUP_NS`] after a first copy whose own copy has not
+    /// come: sooner than that a requester resends only when a NAK asks (or an RNR NAK, whose
+    /// trigger stays pending until the resend), and the NAK is in the capture when the
+    /// responder's packets are.
+    /// - Once the flow's last [`PAIRED`] requests had their copies, the capture holds each
+    ///   packet twice: a copy is the capture's whatever NAKs came (a resend they asked for is
+    ///   the first of its own pair, after the copy of the packet it resends).
+    /// - Else no NAK may be pending or have come in the last [`NAK_QUIET_NS`] (a NAK that came
+    ///   before the first copy may still be what resends it, go-back-N restarting at a PSN it
+    ///   has just sent). A copy right after its first (the flow's last request) is then the
+    ///   capture's unless the first was a late packet (see `Req::fill`); a burst after a
+    ///   timeout starts at the oldest request, which waited longer than `DUP_NS`.
+    /// - One that comes a few packets late (a mirror whose copies trail) is the capture's
+    ///   when moreover no resend is under way (a burst may come back over a PSN sent just
+    ///   before its timeout, or after a late packet) and either the responder's packets are
+    ///   in the capture (`answered`), so a NAK would be, or it is the highest PSN, which no
+    ///   NAK asks for.
     #[cold]
     fn duplicate(&mut self, psn: u32, ts: u64, highest: Option<u32>, answered: bool) -> bool {
-        let recent = |&(p, t): &(u32, u64)| p == psn && t <= ts && ts - t < DUP_NS;
-        let quiet = self.pending.is_none()
-            && self
-                .last_nak_at
-                .is_none_or(|t| ts.saturating_sub(t) >= NAK_QUIET_NS);
-        if self.pair.as_ref().is_some_and(recent) {
-            if self.pairs >= PAIRED || (quiet && self.fill.is_none_or(|f| f.0 != psn)) {
-                self.pair = None;
-                self.pairs = self.pairs.saturating_add(1);
-                return true;
-            }
+        let n = (self.seen_n as usize).min(SEEN);
+        let newest = self.seen_n.wrapping_sub(1) as usize;
+        let Some(back) = (0..n).find(|&k| {
+            let (p, t) = self.seen[newest.wrapping_sub(k) % SEEN];
+            p == psn && t <= ts && ts - t < DUP_NS
+        }) else {
             return false;
+        };
+        let quiet = || {
+            self.pending.is_none()
+                && self
+                    .last_nak_at
+                    .is_none_or(|t| ts.saturating_sub(t) >= NAK_QUIET_NS)
+        };
+        let copy = self.pairs >= PAIRED
+            || (quiet()
+                && if back == 0 {
+                    self.fill.is_none_or(|f| f.0 != psn)
+                } else {
+                    (answered || highest == Some(psn)) && !self.in_retx && self.fill.is_none()
+                });
+        if copy {
+            self.seen[newest.wrapping_sub(back) % SEEN].0 |= COPIED;
+            self.pairs = self.pairs.saturating_add(1);
         }
-        quiet
-            && (answered || highest == Some(psn))
-            && !self.in_retx
-            && self.fill.is_none()
-            && self
-                .seen
-                .iter()
-                .take(self.seen_n.min(4) as usize)
-                .any(recent)
+        copy
     }
 
     /// A new connection on the flow's QP number ([`Analyzer::restart`]): its PSNs start
@@ -1330,9 +1360,11 @@ impl MsgStats {
 pub(crate) struct Resp {
     last_ack: Option<u32>,
     pub dup_acks: u64,
-    /// The last ACK, NAK, READ response or UD packet: its time, and its opcode, AETH and PSN
-    /// in one word ([`Analyzer::response_copy`]).
-    last: (u64, u64),
+    /// The last [`ANSWERS`] ACKs, NAKs, READ responses or UD packets that were no copies
+    /// ([`Analyzer::response_copy`]): the time, its top bit set once the packet's copy came,
+    /// and the opcode, AETH and PSN in one word; and how many were written.
+    answers: [(u64, u64); ANSWERS],
+    answers_n: u32,
     more: Option<Box<RespMore>>,
 }
 
@@ -2454,12 +2486,7 @@ impl Analyzer {
         if class == Class::Retransmitted && rq.duplicate(bth.psn, ts, before, fl.peer != 0) {
             return true;
         }
-        rq.seen[rq.seen_n as usize & 3] = (bth.psn, ts);
-        rq.seen_n = rq.seen_n.wrapping_add(1);
-        if rq.pair.is_some() {
-            rq.pairs = 0;
-        }
-        rq.pair = Some((bth.psn, ts));
+        rq.remember(bth.psn, ts);
         // What this packet tells of the last gap fill (see `Fill`).
         if let Some((p, fill, frame, depth)) = rq.fill {
             if class == Class::Retransmitted {
@@ -2515,7 +2542,10 @@ impl Analyzer {
                         if rq.naks_since_pass > 0 {
                             rq.naks_since_pass -= 1;
                             rq.timeouts_in_row = 0;
-                        } else {
+                        } else if fl.peer != 0 {
+                            // A retry after an ACK timeout; with none of the responder's
+                            // packets in the capture yet it may be the capture's copy that
+                            // came too late to tell, and no timeout is known either.
                             rq.timeouts_in_row = rq.timeouts_in_row.saturating_add(1);
                             rq.s.timeouts_in_a_row =
                                 rq.s.timeouts_in_a_row.max(u64::from(rq.timeouts_in_row));
@@ -2749,26 +2779,35 @@ impl Analyzer {
     }
 
     /// Whether packet `e` of flow `fi`, an ACK, NAK, READ response or UD packet, is the
-    /// capture's second copy of the one before it on the flow, less than [`DUP_NS`] after it
-    /// with no request resent between them; if so it is counted as such (and must count as
-    /// nothing else). A responder answers a request once, and again only when the request
-    /// comes again (a resend, which the capture shows before the answer); UD sends nothing
-    /// twice (a MAD sent again has a PSN of its own).
+    /// capture's second copy of one of the last [`ANSWERS`] on the flow (same opcode, PSN and
+    /// AETH) whose copy has not come, less than [`DUP_NS`] after it with no request resent
+    /// since; if so it is counted as such (and must count as nothing else). A responder
+    /// answers a request once, and again only when the request comes again (a resend, which
+    /// the capture shows before the answer); UD sends nothing twice (a MAD sent again has a
+    /// PSN of its own).
     #[inline]
     fn response_copy(&mut self, fi: usize, e: &Event, bth: Bth) -> bool {
         let aeth = e.aeth.map_or(0, |a| {
             u64::from(a.syndrome) << 24 | u64::from(a.msn & 0xff_ffff)
         });
         let key = u64::from(bth.opcode) << 56 | aeth << 24 | u64::from(bth.psn & 0xff_ffff);
-        let ts = e.meta.ts_ns;
+        let ts = e.meta.ts_ns & !ANSWER_COPIED;
         let rs = self.flows[fi].resp();
-        let (t, k) = rs.last;
-        if k == key && t <= ts && ts - t < DUP_NS && self.unasked(fi, t) {
-            self.duplicate(fi, e.meta.number);
-            return true;
+        let n = (rs.answers_n as usize).min(ANSWERS);
+        let found = rs.answers[..n]
+            .iter()
+            .position(|&(t, k)| k == key && t <= ts && ts - t < DUP_NS);
+        if let Some(i) = found {
+            let first = rs.answers[i].0;
+            if self.unasked(fi, first) {
+                self.flows[fi].resp().answers[i].0 |= ANSWER_COPIED;
+                self.duplicate(fi, e.meta.number);
+                return true;
+            }
         }
         let rs = self.flows[fi].resp();
-        rs.last = (ts, key);
+        rs.answers[rs.answers_n as usize % ANSWERS] = (ts, key);
+        rs.answers_n = rs.answers_n.wrapping_add(1);
         false
     }
 
