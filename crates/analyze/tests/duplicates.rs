@@ -14,6 +14,16 @@ use serde_json::Value;
 /// Nanoseconds between a frame and its copy.
 const LAG: u64 = 300;
 
+/// The scenarios copied: without loss, with loss, RNR NAKs, reordering, fatal NAKs, and CNPs.
+const SCENARIOS: [Scenario; 6] = [
+    Scenario::Clean,
+    Scenario::Lossy,
+    Scenario::Rnr,
+    Scenario::Reorder,
+    Scenario::Errors,
+    Scenario::Incast,
+];
+
 fn report(evs: &[Event]) -> Value {
     let mut a = Analyzer::new(Config::default());
     for e in evs {
@@ -94,14 +104,7 @@ fn codes(r: &Value) -> Vec<String> {
 
 #[test]
 fn copies_right_after_their_frames_change_nothing_but_their_finding() {
-    for scenario in [
-        Scenario::Clean,
-        Scenario::Lossy,
-        Scenario::Rnr,
-        Scenario::Reorder,
-        Scenario::Errors,
-        Scenario::Incast,
-    ] {
+    for scenario in SCENARIOS {
         let evs = scenario_events(scenario, 3000);
         let (once, twice) = (report(&evs), report(&doubled(&evs)));
         let name = format!("{scenario:?}");
@@ -162,14 +165,7 @@ fn copies_right_after_their_frames_change_nothing_but_their_finding() {
 /// resends of unknown cause.
 #[test]
 fn copies_that_trail_their_frames_change_no_finding() {
-    for scenario in [
-        Scenario::Clean,
-        Scenario::Lossy,
-        Scenario::Rnr,
-        Scenario::Reorder,
-        Scenario::Errors,
-        Scenario::Incast,
-    ] {
+    for scenario in SCENARIOS {
         let evs = scenario_events(scenario, 3000);
         let (once, twice) = (report(&evs), report(&trailed(&evs, 300)));
         let name = format!("{scenario:?}");
