@@ -1360,7 +1360,7 @@ impl MsgStats {
 pub(crate) struct Resp {
     last_ack: Option<u32>,
     pub dup_acks: u64,
-    /// The last [`ANSWERS`] ACKs, NAKs, READ responses or UD packets that were no copies
+    /// The last [`ANSWERS`] ACKs, NAKs or READ responses that were no copies
     /// ([`Analyzer::response_copy`]): the time, its top bit set once the packet's copy came,
     /// and the opcode, AETH and PSN in one word; and how many were written.
     answers: [(u64, u64); ANSWERS],
@@ -2365,10 +2365,7 @@ impl Analyzer {
             Kind::Ack => self.ack(m, fi, e, bth),
             Kind::ReadResponse => self.read_response(m, fi, e, bth, info.op),
             Kind::Ud => {
-                if self.response_copy(fi, e, bth) {
-                    return;
-                }
-                let rq = self.flows[fi].req();
+                let rq = fl.req();
                 rq.close_message(u64::from(e.payload_len), info.op);
                 rq.s.unique_payload += u64::from(e.payload_len);
                 if let Some(cm) = e.cm.as_deref() {
@@ -2778,13 +2775,13 @@ impl Analyzer {
         true
     }
 
-    /// Whether packet `e` of flow `fi`, an ACK, NAK, READ response or UD packet, is the
-    /// capture's second copy of one of the last [`ANSWERS`] on the flow (same opcode, PSN and
-    /// AETH) whose copy has not come, less than [`DUP_NS`] after it with no request resent
-    /// since; if so it is counted as such (and must count as nothing else). A responder
-    /// answers a request once, and again only when the request comes again (a resend, which
-    /// the capture shows before the answer); UD sends nothing twice (a MAD sent again has a
-    /// PSN of its own).
+    /// Whether packet `e` of flow `fi`, an ACK, NAK or READ response, is the capture's second
+    /// copy of one of the last [`ANSWERS`] on the flow (same opcode, PSN and AETH) whose copy
+    /// has not come, less than [`DUP_NS`] after it with no request resent since; if so it is
+    /// counted as such (and must count as nothing else). A responder answers a request once,
+    /// and again only when the request comes again (a resend, which the capture shows before
+    /// the answer). UD packets are not checked: a flow's key has no source QP, and UD QPs of
+    /// one node sending to one QP may well be at the same PSN at once.
     #[inline]
     fn response_copy(&mut self, fi: usize, e: &Event, bth: Bth) -> bool {
         let aeth = e.aeth.map_or(0, |a| {
