@@ -1,4 +1,4 @@
-//! The streaming pass: one call per decoded packet, per-flow state, a [`Report`] at the end.
+//! The streaming pass: one call per decoded packet, per-flow state, a [`Report`](crate::Report) at the end.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -91,7 +91,7 @@ pub struct Config {
     /// Link speed for PFC quanta; overrides the capture's `if_speed`.
     pub link_bps: Option<u64>,
     pub files: Vec<String>,
-    /// Most flows analysed one by one ([`DEFAULT_MAX_FLOWS`] unless set). Packets of later
+    /// Most flows analysed one by one (`DEFAULT_MAX_FLOWS` unless set). Packets of later
     /// flows go into the totals only, so that a capture of garbage in which every packet
     /// starts a flow cannot take all the memory.
     pub max_flows: Option<usize>,
@@ -197,13 +197,13 @@ pub struct Event {
     pub roce_fragment: bool,
     pub bth: Option<Bth>,
     pub nodes: Option<(Node, Node)>,
-    /// [`flow_slot`] of the flow (source, destination, destination QP), when there are nodes.
+    /// `flow_slot` of the flow (source, destination, destination QP), when there are nodes.
     pub flow_slot: u16,
-    /// [`v4_pair`] of the nodes.
+    /// `v4_pair` of the nodes.
     pub v4_pair: u64,
     pub encap: Option<Encap>,
     pub payload_len: u32,
-    /// [`mac_word`] of the Ethernet source address, 0 without Ethernet.
+    /// `mac_word` of the Ethernet source address, 0 without Ethernet.
     pub eth_src: u64,
     pub icrc: Option<IcrcStatus>,
     /// The IB link's VCRC (IBTA §7.8.2): native IB captures only.

@@ -78,7 +78,7 @@ const DCB_ATTR_DCB_APP: u16 = 2;
 const NLA_TYPE_MASK: u16 = 0x3fff;
 const NLMSG_HDR: usize = 16;
 const DCBMSG: usize = 4;
-/// `struct ieee_pfc`: cap, en, mbc, pad, delay, then requests[8] and indications[8] (u64).
+/// `struct ieee_pfc`: cap, en, mbc, pad, delay, then `requests[8]` and `indications[8]` (u64).
 const IEEE_PFC_LEN: usize = 136;
 
 fn align4(n: usize) -> usize {

@@ -18,9 +18,9 @@ pub struct Rank {
     pub nranks: Option<u32>,
     /// "IB" or "Socket" (from "Using network …").
     pub network: Option<String>,
-    /// HCAs with ports and link layer from "NET/IB : Using [0]mlx5_0:1/RoCE …".
+    /// HCAs with ports and link layer from `NET/IB : Using [0]mlx5_0:1/RoCE …`.
     pub hcas: Vec<String>,
-    /// Interfaces from "NET/Socket : Using [0]eth0:10.0.0.1<0>".
+    /// Interfaces from `NET/Socket : Using [0]eth0:10.0.0.1<0>`.
     pub socket_ifs: Vec<String>,
     pub gid_index: Option<String>,
     pub env: BTreeMap<String, String>,
@@ -57,7 +57,7 @@ fn split(line: &str) -> Option<(&str, u32, &str, &str)> {
     Some((host, pid, level, msg.trim()))
 }
 
-/// The token lists after "Using" in a NET line, e.g. "[0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE ; OOB …".
+/// The token lists after "Using" in a NET line, e.g. `[0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE ; OOB …`.
 fn using_list(msg: &str) -> Vec<String> {
     let Some(i) = msg.find("Using ") else {
         return Vec::new();
@@ -222,7 +222,7 @@ impl Parser {
     }
 }
 
-/// The rank a line names as "[Rank 3]" or "[rank3]" (PyTorch's prefixes).
+/// The rank a line names as `[Rank 3]` or `[rank3]` (PyTorch's prefixes).
 fn named_rank(line: &str) -> Option<u32> {
     let i = line
         .find("[Rank ")
