@@ -2362,6 +2362,11 @@ impl Analyzer {
                 }
             }
             Kind::Cnp => self.cnp(m, fi),
+            // An answer with a bad ICRC never reaches the requester (its HCA drops it), so it
+            // acknowledges, NAKs or returns nothing: counted, not followed, on a flow whose
+            // ICRCs are not all bad (a capture whose every ICRC fails is read as it is).
+            Kind::Ack | Kind::ReadResponse
+                if e.icrc == Some(IcrcStatus::Bad) && fl.icrc(IcrcStatus::Ok as usize) > 0 => {}
             Kind::Ack => self.ack(m, fi, e, bth),
             Kind::ReadResponse => self.read_response(m, fi, e, bth, info.op),
             Kind::Ud => {
@@ -3627,6 +3632,44 @@ mod tests {
         assert_eq!(restart.evidence, ["psn_restarts = 2"]);
         assert_eq!(restart.frames, [21, 41]);
         assert_eq!(restart.flows, ["10.0.0.1 > 10.0.0.2 qp 0x000020"]);
+    }
+
+    /// An ACK or NAK with a bad ICRC, on a flow whose other answers pass, never reached the
+    /// requester: it is counted (packets, ICRC) but acknowledges and NAKs nothing. On a flow
+    /// whose every ICRC fails it is read as it is.
+    #[test]
+    fn a_bad_icrc_answer_answers_nothing() {
+        let bad = |e: Event| Event {
+            icrc: Some(IcrcStatus::Bad),
+            ..e
+        };
+        let good = |e: Event| Event {
+            icrc: Some(IcrcStatus::Ok),
+            ..e
+        };
+        let nak = |psn| Event {
+            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
+            ..rc(2, 1, 0x10, 0x11, psn, 0)
+        };
+        let events: Vec<Event> = vec![
+            rc(1, 2, 0x20, 0x0a, 100, 0),
+            good(rc(2, 1, 0x10, 0x11, 100, 0)),
+            rc(1, 2, 0x20, 0x0a, 101, 0),
+            bad(rc(2, 1, 0x10, 0x11, 100, 0)),
+            bad(nak(101)),
+            good(rc(2, 1, 0x10, 0x11, 101, 0)),
+            // Every ICRC of this connection's answers fails.
+            rc(3, 4, 0x40, 0x0a, 7, 0),
+            bad(rc(4, 3, 0x30, 0x11, 7, 0)),
+            bad(rc(4, 3, 0x30, 0x11, 7, 0)),
+        ];
+        let r = run_numbered(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x10).unwrap();
+        let c = &f.counters;
+        assert_eq!((c.packets, c.icrc.bad, c.duplicate_acks), (4, 2, 0));
+        assert_eq!(c.naks.psn_sequence_error, 0);
+        let g = r.flows.iter().find(|f| f.dest_qp == 0x30).unwrap();
+        assert_eq!(g.counters.duplicate_acks, 1);
     }
 
     /// Feeds `events` numbered from 1, 10 µs apart (longer than the shortest ACK timeout, so
