@@ -1377,7 +1377,11 @@ pub(crate) struct RespMore {
     pub cnp: u64,
     ce_to_cnp: Lat,
     cnp_interval: Lat,
+    /// The last CNP that was no copy ([`Analyzer::cnp_copy`]): its time, whether its copy
+    /// came, and the requester flow it went to.
     last_cnp: Option<u64>,
+    last_cnp_copied: bool,
+    last_cnp_req: Option<usize>,
 }
 
 impl Resp {
@@ -2962,13 +2966,10 @@ impl Analyzer {
     fn cnp(&mut self, m: &PacketMeta, fi: usize) {
         self.count(EV_CNP, 1);
         let ts = m.ts_ns;
-        {
-            let rs = self.flows[fi].resp().more();
-            rs.cnp += 1;
-            if let Some(l) = rs.last_cnp {
-                record(&mut rs.cnp_interval, ts.saturating_sub(l));
-            }
-            rs.last_cnp = Some(ts);
+        self.flows[fi].resp().more().cnp += 1;
+        if self.cnp_copy(fi, ts) {
+            self.duplicate(fi, m.number);
+            return;
         }
         // The CNP goes to the reaction point: the sender of the marked traffic.
         let skipped = self.searches_skipped;
@@ -2987,6 +2988,15 @@ impl Analyzer {
         });
         // One CNP counts once, whether one or both of its searches were skipped.
         self.searches_skipped = self.searches_skipped.min(skipped + 1);
+        {
+            let rs = self.flows[fi].resp().more();
+            if let Some(l) = rs.last_cnp {
+                record(&mut rs.cnp_interval, ts.saturating_sub(l));
+            }
+            rs.last_cnp = Some(ts);
+            rs.last_cnp_copied = false;
+            rs.last_cnp_req = req;
+        }
         if let Some(r) = req {
             if let Some(t) = self.flows[r].req.live().and_then(|q| q.ce_pending.take()) {
                 record(
@@ -3009,6 +3019,32 @@ impl Analyzer {
                 rf.after_cnp = Some((ts.saturating_add(100_000), 0));
             }
         }
+    }
+
+    /// Whether a CNP of flow `fi` at `ts` is the capture's second copy of the flow's last CNP:
+    /// less than [`DUP_NS`] after it, that copy not yet come, while the capture holds every
+    /// packet of the requester flow that CNP went to twice (its last [`PAIRED`] requests had
+    /// their copies). A notification point may send CNPs to one QP as close together (mlx5's
+    /// `np_min_time_between_cnps` may be 0), so without copies of the data around them two
+    /// CNPs are two. A copy counts as a packet, an opcode and a CNP, and in no interval or rate.
+    #[cold]
+    fn cnp_copy(&mut self, fi: usize, ts: u64) -> bool {
+        let rs = self.flows[fi].resp().more();
+        let (Some(l), false) = (rs.last_cnp, rs.last_cnp_copied) else {
+            return false;
+        };
+        if ts < l || ts - l >= DUP_NS {
+            return false;
+        }
+        let Some(r) = rs.last_cnp_req else {
+            return false;
+        };
+        let copied = self.flows[r]
+            .req
+            .live_ref()
+            .is_some_and(|q| q.pairs >= PAIRED);
+        self.flows[fi].resp().more().last_cnp_copied = copied;
+        copied
     }
 
     fn cm_message(&mut self, m: &PacketMeta, src: Node, dst: Node, cm: CmMessage) {
@@ -4114,6 +4150,37 @@ mod tests {
         let mut events = sent.to_vec();
         events.extend([rc(1, 2, 0x20, 0x0c, 103, 50), rc(2, 1, 0x10, 0x10, 103, 80)]);
         assert_eq!(run(&events), (3, 70, 3));
+    }
+
+    /// Two CNPs to one QP 300 ns apart are two CNPs, unless the capture holds each packet of
+    /// the data flow they throttle twice: then the second is the first's copy, counted as a
+    /// packet and a CNP but in no interval.
+    #[test]
+    fn a_cnp_is_a_copy_only_where_the_data_is_copied() {
+        let run = |copied: bool| {
+            let mut an = Analyzer::new(Config::default());
+            let mut ts = 1_000;
+            for psn in 100..110 {
+                an.event(&rc(1, 2, 0x20, 0x0a, psn, ts));
+                if copied {
+                    an.event(&rc(1, 2, 0x20, 0x0a, psn, ts + 300));
+                }
+                an.event(&rc(2, 1, 0x10, 0x11, psn, ts + 2_000));
+                if copied {
+                    an.event(&rc(2, 1, 0x10, 0x11, psn, ts + 2_300));
+                }
+                ts += 10_000;
+            }
+            an.event(&rc(2, 1, 0x10, 0x81, 0, ts));
+            an.event(&rc(2, 1, 0x10, 0x81, 0, ts + 300));
+            an.event(&rc(2, 1, 0x10, 0x81, 0, ts + 50_000));
+            let dups = an.duplicates.0;
+            let r = an.finish();
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x10).unwrap();
+            (f.counters.cnp, f.cnp_interval_ns.count, dups)
+        };
+        assert_eq!(run(false), (3, 2, 0));
+        assert_eq!(run(true), (3, 1, 21));
     }
 
     /// ACKs that answer no request in the capture look for their requester rarely: again when a

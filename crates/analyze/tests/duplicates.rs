@@ -125,19 +125,27 @@ fn copies_right_after_their_frames_change_nothing_but_their_finding() {
         {
             assert_eq!(transport(a), transport(b), "{name}");
             assert_eq!(a["ack_latency_ns"], b["ack_latency_ns"], "{name}");
+            for k in [
+                "cnp_interval_ns",
+                "ce_to_cnp_ns",
+                "rate_before_cnp_bps",
+                "rate_after_cnp_bps",
+            ] {
+                assert_eq!(a[k], b[k], "{name}: {k}");
+            }
             if a["transport"] != "UD" {
                 assert_eq!(a["messages"], b["messages"], "{name}");
             }
         }
         assert_eq!(codes(&once), codes(&twice), "{name}");
-        // Every copy of an RC packet is recognised (CNPs may come as close together and
-        // alike, UD packets of QPs that share a PSN: both are counted).
+        // Every copy of an RC packet or a CNP is recognised (not UD packets: QPs of one node
+        // may share a PSN).
         let copies = evs
             .iter()
             .filter(|e| {
                 e.bth.is_some_and(|b| {
                     let op = OpInfo::of(b.opcode);
-                    op.op != Operation::Cnp && op.transport != Transport::Ud
+                    op.op == Operation::Cnp || op.transport != Transport::Ud
                 })
             })
             .count();
@@ -178,6 +186,14 @@ fn copies_that_trail_their_frames_change_no_finding() {
             once["totals"]["timeouts"], twice["totals"]["timeouts"],
             "{name}"
         );
+        for (a, b) in once["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(twice["flows"].as_array().unwrap())
+        {
+            assert_eq!(a["cnp_interval_ns"], b["cnp_interval_ns"], "{name}");
+        }
         assert!(
             twice["findings"]
                 .as_array()
