@@ -1440,6 +1440,8 @@ pub(crate) struct FlowState {
     cited_full: u16,
     /// The other flow of its connection, + 1 (0: none known).
     peer: u32,
+    /// Frames that were the capture's second copies of packets ([`Analyzer::duplicate`]).
+    copies: u32,
     // Rarely touched.
     pub first_ts: u64,
     pub mac_changes: u64,
@@ -1480,6 +1482,7 @@ impl FlowState {
             last_mac: 0,
             mac_changes: 0,
             peer: 0,
+            copies: 0,
             tput: Series::default(),
             class: 0,
             cited: Cited::default(),
@@ -1600,9 +1603,11 @@ impl FlowState {
     }
 
     /// True when the frames carry the offloaded-sniffer artefact (source MAC changing on
-    /// nearly every frame): their ICRCs are unverifiable, not bad.
+    /// nearly every frame): their ICRCs are unverifiable, not bad. The capture's copies of
+    /// packets are left out: a copy has its first's MAC.
     pub fn sniffer(&self) -> bool {
-        self.packets >= 3 && self.mac_changes * 10 >= (self.packets - 1) * 9
+        let n = self.packets.saturating_sub(u64::from(self.copies));
+        n >= 3 && self.mac_changes * 10 >= (n - 1) * 9
     }
 }
 
@@ -2391,6 +2396,8 @@ impl Analyzer {
     #[inline(never)]
     fn duplicate(&mut self, fi: usize, number: u64) {
         self.duplicates.0 += 1;
+        let fl = &mut self.flows[fi];
+        fl.copies = fl.copies.saturating_add(1);
         sample(&mut self.duplicates.1, number);
         if self.duplicate_flows.len() < SKIPPED_NAMED && !self.duplicate_flows.contains(&fi) {
             self.duplicate_flows.push(fi);
@@ -4150,6 +4157,34 @@ mod tests {
         let mut events = sent.to_vec();
         events.extend([rc(1, 2, 0x20, 0x0c, 103, 50), rc(2, 1, 0x10, 0x10, 103, 80)]);
         assert_eq!(run(&events), (3, 70, 3));
+    }
+
+    /// An offloaded sniffer's capture (the source MAC changes on every frame, every ICRC
+    /// fails) held twice is still the sniffer's: a copy has its first's MAC, so the copies are
+    /// left out of the count of frames whose MAC changed.
+    #[test]
+    fn a_sniffer_capture_held_twice_is_still_unverifiable() {
+        let run = |copied: bool| {
+            let mut an = Analyzer::new(Config::default());
+            for psn in 0..10u32 {
+                let e = Event {
+                    eth_src: u64::from(psn) + 1,
+                    icrc: Some(IcrcStatus::Bad),
+                    ..rc(1, 2, 0x20, 0x0a, 100 + psn, 10_000 * u64::from(psn + 1))
+                };
+                an.event(&e);
+                if copied {
+                    let mut c = e.clone();
+                    c.meta.ts_ns += 300;
+                    an.event(&c);
+                }
+            }
+            let r = an.finish();
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x20).unwrap();
+            (f.counters.icrc.bad, f.counters.icrc.unverifiable)
+        };
+        assert_eq!(run(false), (0, 10));
+        assert_eq!(run(true), (0, 20));
     }
 
     /// Two CNPs to one QP 300 ns apart are two CNPs, unless the capture holds each packet of
