@@ -28,6 +28,7 @@ fuzz_target!(|data: &[u8]| {
             number: n,
             ts_ns: rec.ts_ns,
             orig_len: rec.orig_len,
+            if_id: rec.if_id,
             if_speed: rec.if_speed,
         };
         batch.decode(meta, rec.linktype, rec.data, rec.orig_len, &opts);

@@ -139,6 +139,12 @@ pub(crate) const DUP_NS: u64 = 8_192;
 /// capture point to the requester and back, far below this in a data centre.
 const NAK_QUIET_NS: u64 = 1_000_000;
 
+/// How long a flow's capture point must carry none of its frames before a frame at another
+/// point moves the flow there ([`Analyzer::other_point`]): beyond the skew of two hosts'
+/// synchronised clocks (NTP keeps them within a few ms, PTP within µs), whose merged
+/// captures hold each packet at both points, and as long as a bond's failover takes.
+const MOVE_NS: u64 = 100_000_000;
+
 /// Requests in a row whose copies came (see [`Req::pairs`]) after which a flow's capture is
 /// taken to hold every packet twice.
 const PAIRED: u8 = 4;
@@ -167,6 +173,9 @@ pub struct PacketMeta {
     pub number: u64,
     pub ts_ns: u64,
     pub orig_len: u32,
+    /// The capture point: the interface's ID within its pcapng section (see
+    /// [`Analyzer::other_point`]).
+    pub if_id: u32,
     /// The interface's `if_speed`, when the capture says it.
     pub if_speed: Option<u64>,
 }
@@ -1440,8 +1449,11 @@ pub(crate) struct FlowState {
     cited_full: u16,
     /// The other flow of its connection, + 1 (0: none known).
     peer: u32,
-    /// Frames that were the capture's second copies of packets ([`Analyzer::duplicate`]).
+    /// Frames that were the capture's second copies of packets ([`Analyzer::duplicate`],
+    /// [`Analyzer::other_point`]).
     copies: u32,
+    /// The capture point the flow is read at ([`PacketMeta::if_id`]).
+    point: u32,
     // Rarely touched.
     pub first_ts: u64,
     pub mac_changes: u64,
@@ -1483,6 +1495,7 @@ impl FlowState {
             mac_changes: 0,
             peer: 0,
             copies: 0,
+            point: 0,
             tput: Series::default(),
             class: 0,
             cited: Cited::default(),
@@ -1725,6 +1738,11 @@ pub struct Analyzer {
     /// first ones, and the first flows they came on.
     pub(crate) duplicates: (u64, Vec<u64>),
     pub(crate) duplicate_flows: Vec<usize>,
+    /// Frames of flows read at another capture point ([`Analyzer::other_point`]), their
+    /// flows, and the capture points seen (interface IDs, the first [`SKIPPED_NAMED`]).
+    pub(crate) other_points: (u64, Vec<u64>),
+    pub(crate) other_point_flows: Vec<usize>,
+    pub(crate) points: Vec<u32>,
     pub(crate) perftest: bool,
     pub(crate) truncated_frames: (u64, Vec<u64>),
     pub(crate) vcrc: Vcrc,
@@ -2071,6 +2089,9 @@ impl Analyzer {
             restart_flows: Vec::new(),
             duplicates: (0, Vec::new()),
             duplicate_flows: Vec::new(),
+            other_points: (0, Vec::new()),
+            other_point_flows: Vec::new(),
+            points: Vec::new(),
             perftest: false,
             truncated_frames: (0, Vec::new()),
             vcrc: Vcrc::default(),
@@ -2312,9 +2333,20 @@ impl Analyzer {
             return;
         }
         let fl = &mut self.flows[fi];
+        // A frame of the flow at another capture point than the one it is read at: a copy of
+        // one of its packets, unless that point has carried none for `MOVE_NS` (the flow
+        // moved, or that point stopped capturing).
+        let mut other = false;
+        if m.if_id != fl.point {
+            if fl.packets == 0 || m.ts_ns.saturating_sub(fl.last_ts) >= MOVE_NS {
+                fl.point = m.if_id;
+            } else {
+                other = true;
+            }
+        }
         let idle = m.ts_ns.saturating_sub(fl.last_ts);
         {
-            fl.last_ts = m.ts_ns;
+            fl.last_ts = if other { fl.last_ts } else { m.ts_ns };
             fl.encap = e.encap;
             if fl.transport.is_none() {
                 fl.transport = Some(info.transport);
@@ -2350,6 +2382,9 @@ impl Analyzer {
                     fl.prio_mask |= 1 << (e.prio & 7);
                 }
             }
+        }
+        if other && !Self::new_at_other_point(fl, self.kinds[usize::from(bth.opcode)], bth.psn) {
+            return self.other_point(fi, m);
         }
         match self.kinds[usize::from(bth.opcode)] {
             Kind::Request => {
@@ -2402,6 +2437,41 @@ impl Analyzer {
         if self.duplicate_flows.len() < SKIPPED_NAMED && !self.duplicate_flows.contains(&fi) {
             self.duplicate_flows.push(fi);
         }
+    }
+
+    /// Frame `m` of flow `fi` came at another capture point than the one the flow is read at
+    /// (an interface of a merged file: captures on both hosts, a tap and a mirror): the same
+    /// packets there, shifted by the path and the two clocks, would read as resends and
+    /// duplicate ACKs, so it is counted for `capture.multiple_points` and as a packet only.
+    #[cold]
+    #[inline(never)]
+    fn other_point(&mut self, fi: usize, m: &PacketMeta) {
+        self.other_points.0 += 1;
+        sample(&mut self.other_points.1, m.number);
+        let fl = &mut self.flows[fi];
+        fl.copies = fl.copies.saturating_add(1);
+        if self.other_point_flows.len() < SKIPPED_NAMED && !self.other_point_flows.contains(&fi) {
+            self.other_point_flows.push(fi);
+        }
+        for p in [fl.point, m.if_id] {
+            if self.points.len() < SKIPPED_NAMED && !self.points.contains(&p) {
+                self.points.push(p);
+            }
+        }
+    }
+
+    /// Whether a frame of flow `fl` at another capture point is new to it, not a copy: a
+    /// request (`kind`) whose PSN the flow has not seen (a NIC that spreads a QP's packets
+    /// over its ports, each captured on its own interface; a packet lost before the flow's
+    /// point).
+    #[cold]
+    fn new_at_other_point(fl: &FlowState, kind: Kind, psn: u32) -> bool {
+        kind == Kind::Request
+            && fl
+                .req
+                .live_ref()
+                .and_then(|q| q.s.psn.as_ref())
+                .is_some_and(|t| !t.seen(psn))
     }
 
     /// Request flow `fi` starts its PSNs afresh at frame `number`, which came after
@@ -3588,6 +3658,7 @@ mod tests {
                 number: ts,
                 ts_ns: ts,
                 orig_len: 100,
+                if_id: 0,
                 if_speed: None,
             },
             bth: Some(Bth {
@@ -4431,6 +4502,7 @@ mod tests {
                 number: i as u64 + 1,
                 ts_ns: ts,
                 orig_len,
+                if_id: 0,
                 if_speed: None,
             };
             let mut one = Analyzer::new(Config::default());

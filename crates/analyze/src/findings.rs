@@ -1107,6 +1107,28 @@ fn findings(
             "The capture point sees these packets twice: `tcpdump -i any` on a host whose bond, VLAN or bridge interface and its member both show the packet, or a mirror session of both the ingress and the egress port of a path. No requester resends that soon (the shortest ACK timeout is 8.192 µs) unless a NAK asks, and none did. Copies that come right after their packets are all recognised; copies that trail behind the next packets of their flow (a mirror of two ports) mostly, so treat the retransmissions of such a capture with some suspicion. Capture on one interface (the bond or one member) or mirror one port in one direction; `editcap -D 10` removes such copies from a file. Packet, byte, throughput, CNP and UD figures still count both copies.",
         );
     }
+    // Flows captured at more than one point (interfaces of a merged file).
+    if a.other_points.0 > 0 {
+        let mut points = a.points.clone();
+        points.sort_unstable();
+        let points: Vec<String> = points.iter().map(u32::to_string).collect();
+        push(
+            Severity::Warning,
+            "capture.multiple_points",
+            format!(
+                "{} seen again at another capture point (interfaces {} of the file): each flow is read at one point, its frames at the others count as packets only",
+                count(a.other_points.0, "frame is a packet", "frames are packets"),
+                points.join(", ")
+            ),
+            vec![
+                format!("capture.other_point_frames = {}", a.other_points.0),
+                format!("capture points (interface IDs) = {}", points.join(", ")),
+            ],
+            a.other_point_flows.iter().map(|&i| key_name(&a.flows[i].key)).collect(),
+            a.other_points.1.clone(),
+            "The file holds the same packets from two or more capture points: captures taken on both hosts and merged (mergecap), or a tap and a mirror. Shifted by the path and by the two clocks, the second sighting of each packet would read as a retransmission or a duplicate ACK, so each flow is read at the interface that carried it first (another takes it over only after 100 ms without a frame of it there, as after a bond failover), and its frames at other interfaces count as packets and bytes only. The two flows of a connection may be read at different points, so their timings (ACK latency, NAK to resend) mix two clocks. To find where packets were lost, analyse each point alone and compare (`tshark -r FILE -Y frame.interface_id==0 -w a.pcapng`): a packet one point saw and the next did not was dropped between them.",
+        );
+    }
     // A QP number carrying a new connection: its PSNs started afresh.
     if a.psn_restarts.0 > 0 {
         push(

@@ -245,6 +245,15 @@ impl Tracker {
         None
     }
 
+    /// Whether `psn` was seen on the flow: `false` past the highest PSN, outside the window,
+    /// or once sealed.
+    pub fn seen(&self, psn: u32) -> bool {
+        if !self.init || self.sealed || psn_diff(psn, self.highest) > 0 {
+            return false;
+        }
+        usize::try_from(psn_diff(psn, self.base)).is_ok_and(|i| Self::bits(&self.words, i).0)
+    }
+
     /// PSNs between the first and the highest never seen (READ-consumed ones excepted).
     pub fn missing(&self) -> u64 {
         if !self.init {
@@ -304,6 +313,17 @@ mod tests {
 
     /// After a restart the next PSN is new wherever it lies; the PSNs unseen before it stay
     /// missing, and a sealed tracker is not restarted.
+    #[test]
+    fn seen_psns_are_told_from_unseen_ones() {
+        let mut t = Tracker::default();
+        assert!(!t.seen(5));
+        for psn in [0xff_fffe, 0xff_ffff, 1] {
+            t.see(psn, false);
+        }
+        assert!(t.seen(0xff_fffe) && t.seen(0xff_ffff) && t.seen(1));
+        assert!(!t.seen(0) && !t.seen(2) && !t.seen(0xff_fffd));
+    }
+
     #[test]
     fn a_restart_keeps_what_was_missing() {
         let mut t = Tracker::default();

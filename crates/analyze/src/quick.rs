@@ -573,6 +573,7 @@ mod tests {
             number: 7,
             ts_ns: 9,
             orig_len,
+            if_id: 0,
             if_speed: None,
         }
     }

@@ -56,6 +56,7 @@ fn analyse(lldp: &[Vec<u8>], with_data: bool) -> Value {
             number: n as u64 + 1,
             ts_ns: n as u64 * 1000,
             orig_len: d.len() as u32,
+            if_id: 0,
             if_speed: None,
         };
         a.event(&Event::decode(

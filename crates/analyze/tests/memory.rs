@@ -94,6 +94,7 @@ fn peak(scenario: Scenario, packets: u64) -> (usize, usize) {
             number: i as u64 + 1,
             ts_ns: ts,
             orig_len,
+            if_id: 0,
             if_speed: None,
         };
         let f = Frame::decode(linktype::ETHERNET, &frames.bytes[a..b], orig_len, &opts);

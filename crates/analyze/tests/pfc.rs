@@ -64,6 +64,7 @@ fn run_on(frames: &[(u64, Option<u64>, Vec<u8>)], link: Option<u64>) -> rdmascop
                 number: i as u64 + 1,
                 ts_ns: *ts,
                 orig_len: d.len() as u32,
+                if_id: 0,
                 if_speed: *if_speed,
             },
             &f,

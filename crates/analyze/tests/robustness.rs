@@ -139,6 +139,8 @@ proptest! {
                 number: n as u64 + 1,
                 ts_ns: timestamp(mode, *ts, x.wrapping_add(n as u64)),
                 orig_len: *orig,
+                // Now and then a second capture point.
+                if_id: u32::from(n % 7 == 3),
                 if_speed,
             };
             Event::decode(meta, *link, d, *orig, &opts)
@@ -185,6 +187,7 @@ proptest! {
                     number: n as u64 + 1,
                     ts_ns: ts,
                     orig_len,
+                    if_id: (x >> 7) as u32 % 3,
                     if_speed: (x % 5 == 0).then_some(x >> 3),
                 },
                 truncated,

@@ -42,6 +42,7 @@ fn analyse(frames: &[(u64, u32, Vec<u8>)]) -> Value {
             number: n as u64 + 1,
             ts_ns: *ts,
             orig_len: *orig_len,
+            if_id: 0,
             if_speed: None,
         };
         b.decode(meta, linktype::ERF, d, *orig_len, &opts);

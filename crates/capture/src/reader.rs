@@ -41,6 +41,9 @@ pub struct Interface {
     /// Link speed in bits per second (`if_speed`).
     pub speed_bps: Option<u64>,
     pub name: Option<String>,
+    /// The interface's ID within its pcapng section (0 in other formats): the capture point
+    /// a merged file's packets came from, the same for every section of a concatenation.
+    pub if_id: u32,
 }
 
 /// One captured packet, borrowed from the reader until the next call.
@@ -54,6 +57,8 @@ pub struct Record<'a> {
     pub data: &'a [u8],
     /// Index into [`CaptureReader::interfaces`].
     pub interface: u32,
+    /// [`Interface::if_id`] of that interface.
+    pub if_id: u32,
     /// The interface's link speed (`if_speed`), when the file records it.
     pub if_speed: Option<u64>,
 }
@@ -67,6 +72,7 @@ struct ChunkRecord {
     orig_len: u32,
     linktype: u32,
     interface: u32,
+    if_id: u32,
     if_speed: Option<u64>,
 }
 
@@ -78,6 +84,7 @@ impl ChunkRecord {
             orig_len: self.orig_len,
             data: &buf[self.at..self.at + self.len],
             interface: self.interface,
+            if_id: self.if_id,
             if_speed: self.if_speed,
         }
     }
@@ -319,6 +326,7 @@ impl CaptureReader {
             ts_offset_s: 0,
             speed_bps: None,
             name: None,
+            if_id: 0,
         });
         self.start += 24;
         self.offset += 24;
@@ -487,6 +495,7 @@ impl CaptureReader {
                 orig_len,
                 linktype,
                 interface: 0,
+                if_id: 0,
                 if_speed,
             });
             at += 16 + len;
@@ -555,6 +564,7 @@ impl CaptureReader {
             orig_len: rd(h, 24).max(caplen),
             linktype: ifc.linktype,
             interface: interface as u32,
+            if_id: ifc.if_id,
             if_speed: ifc.speed_bps,
         };
         Some((r, len))
@@ -658,6 +668,7 @@ impl CaptureReader {
                     orig_len,
                     linktype: ifc.linktype,
                     interface,
+                    if_id: ifc.if_id,
                     if_speed: ifc.speed_bps,
                 }))
             }
@@ -791,6 +802,7 @@ impl CaptureReader {
                             ts_offset_s: idb.ts_offset(),
                             speed_bps: idb.if_speed().and_then(|r| r.ok()),
                             name: idb.if_name().and_then(|r| r.ok()).map(str::to_string),
+                            if_id: id - self.section_base as u32,
                         });
                         if !rdmascope_wire::link::is_supported(linktype) {
                             return Step::Unsupported(id, linktype);

@@ -203,6 +203,7 @@ pub fn analyze_files(
                 number: first + i as u64,
                 ts_ns: rec.ts_ns,
                 orig_len: rec.orig_len,
+                if_id: rec.if_id,
                 if_speed: rec.if_speed,
             };
             batch.decode(meta, rec.linktype, rec.data, rec.orig_len, &opts);

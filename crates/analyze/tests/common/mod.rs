@@ -46,6 +46,7 @@ pub fn scenario_events(scenario: Scenario, packets: u64) -> Vec<Event> {
                 number: n as u64 + 1,
                 ts_ns: *ts,
                 orig_len: d.len() as u32,
+                if_id: 0,
                 if_speed: None,
             };
             Event::decode(meta, linktype::ETHERNET, d, d.len() as u32, &opts)

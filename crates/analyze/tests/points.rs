@@ -1,0 +1,231 @@
+//! A file that holds the same packets from two capture points (captures on both hosts merged
+//! with mergecap, a tap and a mirror): each flow is read at one point, so the transport's
+//! figures and findings are those of one capture, and `capture.multiple_points` says so. A
+//! file whose interfaces carry different flows (a tap's two directions, a flow that moved after
+//! a bond's failover) or different packets of a flow (a NIC that spreads a QP's packets over
+//! its ports) is read as one capture.
+
+mod common;
+
+use common::scenario_events;
+use rdmascope_analyze::{Analyzer, Config, Event, Node};
+use rdmascope_synth::Scenario;
+use rdmascope_wire::opcode::{OpInfo, Transport};
+use serde_json::Value;
+
+const SCENARIOS: [Scenario; 6] = [
+    Scenario::Clean,
+    Scenario::Lossy,
+    Scenario::Rnr,
+    Scenario::Reorder,
+    Scenario::Errors,
+    Scenario::Incast,
+];
+
+fn report(evs: &[Event]) -> Value {
+    let mut a = Analyzer::new(Config::default());
+    for e in evs {
+        a.event(e);
+    }
+    serde_json::to_value(a.finish()).expect("report serialises")
+}
+
+/// The events `(ts, interface, event)` in time order, numbered anew.
+fn merged(mut all: Vec<(i64, u32, Event)>) -> Vec<Event> {
+    all.sort_by_key(|&(ts, i, _)| (ts, i));
+    all.into_iter()
+        .enumerate()
+        .map(|(n, (ts, i, mut e))| {
+            e.meta.number = n as u64 + 1;
+            e.meta.ts_ns = ts as u64;
+            e.meta.if_id = i;
+            e
+        })
+        .collect()
+}
+
+/// Every event at interface 0 and again at interface 1, `skew` ns later (earlier if negative).
+fn two_points(evs: &[Event], skew: i64) -> Vec<Event> {
+    merged(
+        evs.iter()
+            .flat_map(|e| {
+                let ts = e.meta.ts_ns as i64 + 10_000_000;
+                [(ts, 0, e.clone()), (ts + skew, 1, e.clone())]
+            })
+            .collect(),
+    )
+}
+
+/// The node that sent `e`, if it has one.
+fn sender(e: &Event) -> Option<Node> {
+    e.nodes.map(|n| n.0)
+}
+
+/// Captures on the two hosts of each node pair, merged: interface 0 is the capture of the
+/// lower node, 1 of the higher; each sees what it sends `d` ns before the capture between
+/// them did and what it receives `d` ns after.
+fn two_hosts(evs: &[Event], d: i64) -> Vec<Event> {
+    merged(
+        evs.iter()
+            .flat_map(|e| {
+                let ts = e.meta.ts_ns as i64 + 10_000_000;
+                let low = match e.nodes {
+                    Some((a, b)) => a < b,
+                    None => true,
+                };
+                let (at0, at1) = if low {
+                    (ts - d, ts + d)
+                } else {
+                    (ts + d, ts - d)
+                };
+                [(at0, 0, e.clone()), (at1, 1, e.clone())]
+            })
+            .collect(),
+    )
+}
+
+/// The transport's counters, latencies and messages of each flow, and the totals.
+fn transport(r: &Value) -> Vec<Value> {
+    let keys = [
+        "retransmitted_packets",
+        "gap_filled_packets",
+        "reordered_packets",
+        "missing_packets",
+        "duplicate_acks",
+        "naks",
+        "rnr_naks",
+        "timeouts",
+        "retransmission_triggers",
+    ];
+    let mut v: Vec<Value> = keys.iter().map(|k| r["totals"][*k].clone()).collect();
+    for f in r["flows"].as_array().unwrap() {
+        v.extend(keys.iter().map(|k| f[*k].clone()));
+        for k in [
+            "ack_latency_ns",
+            "messages",
+            "cnp_interval_ns",
+            "ce_to_cnp_ns",
+        ] {
+            v.push(f[k].clone());
+        }
+    }
+    v
+}
+
+fn codes(r: &Value) -> Vec<String> {
+    let mut v: Vec<String> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .filter(|c| c != "capture.multiple_points")
+        .collect();
+    v.sort();
+    v
+}
+
+fn points_finding(r: &Value) -> Option<&Value> {
+    r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "capture.multiple_points")
+}
+
+#[test]
+fn two_capture_points_read_as_one() {
+    for scenario in SCENARIOS {
+        let evs = scenario_events(scenario, 3000);
+        let once = report(&evs);
+        // Frames of flows (not PFC or LLDP frames) at the second point.
+        let seen_twice = evs
+            .iter()
+            .filter(|e| e.bth.is_some() && e.nodes.is_some())
+            .count();
+        let views = [
+            ("20 µs later", two_points(&evs, 20_000)),
+            ("5 µs earlier", two_points(&evs, -5_000)),
+            ("2 ms later", two_points(&evs, 2_000_000)),
+            ("two hosts", two_hosts(&evs, 1_000)),
+        ];
+        for (view, twice) in views {
+            let name = format!("{scenario:?}, {view}");
+            let twice = report(&twice);
+            assert_eq!(transport(&once), transport(&twice), "{name}");
+            assert_eq!(codes(&once), codes(&twice), "{name}");
+            let f = points_finding(&twice).unwrap_or_else(|| panic!("{name}: no finding"));
+            assert_eq!(
+                f["evidence"][0],
+                format!("capture.other_point_frames = {seen_twice}"),
+                "{name}"
+            );
+        }
+    }
+}
+
+/// A tap's two directions on two interfaces, and flows that move to another interface after
+/// a silence (a bond's failover), are one capture: nothing is a copy.
+#[test]
+fn interfaces_with_different_flows_are_one_capture() {
+    for scenario in SCENARIOS {
+        let evs = scenario_events(scenario, 3000);
+        let once = report(&evs);
+        let name = format!("{scenario:?}");
+        let tap = merged(
+            evs.iter()
+                .map(|e| {
+                    let i = u32::from(sender(e).zip(e.nodes).is_some_and(|(s, n)| s > n.1));
+                    (e.meta.ts_ns as i64, i, e.clone())
+                })
+                .collect(),
+        );
+        let tap = report(&tap);
+        assert_eq!(transport(&once), transport(&tap), "{name}: tap");
+        assert_eq!(codes(&once), codes(&tap), "{name}: tap");
+        assert!(points_finding(&tap).is_none(), "{name}: tap");
+        // Everything after the middle frame, 200 ms later and at interface 1.
+        let mid = evs.len() / 2;
+        let moved = merged(
+            evs.iter()
+                .enumerate()
+                .map(|(n, e)| {
+                    let later = n >= mid;
+                    let ts = e.meta.ts_ns as i64 + if later { 200_000_000 } else { 0 };
+                    (ts, u32::from(later), e.clone())
+                })
+                .collect(),
+        );
+        let moved = report(&moved);
+        assert!(points_finding(&moved).is_none(), "{name}: moved");
+        for k in ["retransmitted_packets", "missing_packets", "duplicate_acks"] {
+            assert_eq!(once["totals"][k], moved["totals"][k], "{name}: moved {k}");
+        }
+    }
+}
+
+/// A NIC that spreads each RC QP's requests over two ports, each captured on its own interface:
+/// a request whose PSN its flow has not seen is new, wherever it comes, so a capture without
+/// loss reads as one. (A resend at the other interface would read as a copy.)
+#[test]
+fn requests_spread_over_two_interfaces_are_all_read() {
+    for scenario in [Scenario::Clean, Scenario::Incast] {
+        let evs = scenario_events(scenario, 3000);
+        let once = report(&evs);
+        let spread = merged(
+            evs.iter()
+                .map(|e| {
+                    let request = e.bth.is_some_and(|b| {
+                        OpInfo::of(b.opcode).transport == Transport::Rc && !common::is_answer(e)
+                    });
+                    let i = e.bth.map_or(0, |b| u32::from(request && b.psn % 2 == 1));
+                    (e.meta.ts_ns as i64, i, e.clone())
+                })
+                .collect(),
+        );
+        let spread = report(&spread);
+        let name = format!("{scenario:?}");
+        assert_eq!(transport(&once), transport(&spread), "{name}");
+        assert_eq!(codes(&once), codes(&spread), "{name}");
+        assert!(points_finding(&spread).is_none(), "{name}");
+    }
+}
