@@ -139,6 +139,12 @@ pub(crate) const DUP_NS: u64 = 8_192;
 /// capture point to the requester and back, far below this in a data centre.
 const NAK_QUIET_NS: u64 = 1_000_000;
 
+/// How far an input file may begin before the latest packet of the files before it and still
+/// continue their capture (timestamps taken on several CPUs, at the boundary of ring files),
+/// if that is less than half their span; one that begins earlier was captured at the same
+/// time, at another point.
+const OVERLAP_NS: u64 = 1_000_000;
+
 /// How long a flow's capture point must carry none of its frames before a frame at another
 /// point moves the flow there ([`Analyzer::other_point`]): beyond the skew of two hosts'
 /// synchronised clocks (NTP keeps them within a few ms, PTP within µs), whose merged
@@ -1720,6 +1726,13 @@ pub struct Analyzer {
     pub(crate) skipped_flows: Vec<usize>,
     /// Per input file: its first packet's timestamp and its latest.
     pub(crate) file_spans: Vec<Option<(u64, u64)>>,
+    /// Input files taken for captures at different points ([`Analyzer::file_point`]): per
+    /// group of files that follow one another in time, its first file, its first packet's
+    /// timestamp and its latest; the group of the file being read, and the file it was
+    /// chosen for.
+    pub(crate) file_groups: Vec<(u32, u64, u64)>,
+    group: usize,
+    group_file: Option<u32>,
     /// Input files whose reading stopped before their end.
     pub(crate) cuts: Vec<FileCut>,
     /// [`SEARCH_BASE`], smaller in tests.
@@ -2081,6 +2094,9 @@ impl Analyzer {
             searches_skipped: 0,
             skipped_flows: Vec::new(),
             file_spans: Vec::new(),
+            file_groups: Vec::new(),
+            group: 0,
+            group_file: None,
             cuts: Vec::new(),
             search_base: SEARCH_BASE,
             fragments: (0, Vec::new()),
@@ -2225,6 +2241,7 @@ impl Analyzer {
         /// Events between the one analysed and the one whose flow state is touched ahead.
         const TOUCH_AHEAD: usize = 4;
         self.add_totals(&batch.totals);
+        self.file_point(batch.file, &batch.totals);
         self.file_span(batch.file, &batch.totals);
         let events = batch.events();
         for (i, e) in events.iter().enumerate() {
@@ -2260,6 +2277,35 @@ impl Analyzer {
         self.cuts.push(cut);
     }
 
+    /// Chooses the capture point of input file `i`, whose packets' totals are `t`: the group
+    /// of files it continues in time (whose latest packet came before this file's first, or
+    /// after it by less than [`OVERLAP_NS`] and half the group's span; the one that ends
+    /// closest to it), else a group of its own. Ring files of one capture follow one another; captures taken at
+    /// the same time at different points (on both hosts) overlap, and each group is a capture
+    /// point of its own: its packets' `if_id` get the group's number in their high 16 bits.
+    fn file_point(&mut self, i: u32, t: &Totals) {
+        if t.packets == 0 || self.group_file == Some(i) {
+            return;
+        }
+        self.group_file = Some(i);
+        let continued = self
+            .file_groups
+            .iter()
+            .enumerate()
+            .map(|(g, &(_, first, end))| (g, end.saturating_sub(t.first_ts), end - first, end))
+            .filter(|&(_, by, span, _)| by == 0 || (by <= OVERLAP_NS && by * 2 < span))
+            .min_by_key(|&(_, by, _, end)| (by, std::cmp::Reverse(end)));
+        self.group = match continued {
+            Some((g, ..)) => g,
+            None => {
+                self.file_groups.push((i, t.first_ts, t.last_ts));
+                self.file_groups.len() - 1
+            }
+        };
+        let g = &mut self.file_groups[self.group];
+        g.2 = g.2.max(t.last_ts);
+    }
+
     /// Widens input file `i`'s span of timestamps by packets' totals.
     fn file_span(&mut self, i: u32, t: &Totals) {
         if t.packets == 0 {
@@ -2271,6 +2317,9 @@ impl Analyzer {
         }
         let s = self.file_spans[i].get_or_insert((t.first_ts, t.last_ts));
         s.1 = s.1.max(t.last_ts);
+        if let Some(g) = self.file_groups.get_mut(self.group) {
+            g.2 = g.2.max(t.last_ts);
+        }
     }
 
     /// Adds packets' capture totals (`first_ts` is the first one's timestamp).
@@ -2336,10 +2385,11 @@ impl Analyzer {
         // A frame of the flow at another capture point than the one it is read at: a copy of
         // one of its packets, unless that point has carried none for `MOVE_NS` (the flow
         // moved, or that point stopped capturing).
+        let point = m.if_id & 0xffff | (self.group as u32) << 16;
         let mut other = false;
-        if m.if_id != fl.point {
+        if point != fl.point {
             if fl.packets == 0 || m.ts_ns.saturating_sub(fl.last_ts) >= MOVE_NS {
-                fl.point = m.if_id;
+                fl.point = point;
             } else {
                 other = true;
             }
@@ -2384,7 +2434,7 @@ impl Analyzer {
             }
         }
         if other && !Self::new_at_other_point(fl, self.kinds[usize::from(bth.opcode)], bth.psn) {
-            return self.other_point(fi, m);
+            return self.other_point(fi, m.number, point);
         }
         match self.kinds[usize::from(bth.opcode)] {
             Kind::Request => {
@@ -2445,15 +2495,15 @@ impl Analyzer {
     /// duplicate ACKs, so it is counted for `capture.multiple_points` and as a packet only.
     #[cold]
     #[inline(never)]
-    fn other_point(&mut self, fi: usize, m: &PacketMeta) {
+    fn other_point(&mut self, fi: usize, number: u64, point: u32) {
         self.other_points.0 += 1;
-        sample(&mut self.other_points.1, m.number);
+        sample(&mut self.other_points.1, number);
         let fl = &mut self.flows[fi];
         fl.copies = fl.copies.saturating_add(1);
         if self.other_point_flows.len() < SKIPPED_NAMED && !self.other_point_flows.contains(&fi) {
             self.other_point_flows.push(fi);
         }
-        for p in [fl.point, m.if_id] {
+        for p in [fl.point, point] {
             if self.points.len() < SKIPPED_NAMED && !self.points.contains(&p) {
                 self.points.push(p);
             }

@@ -1111,22 +1111,37 @@ fn findings(
     if a.other_points.0 > 0 {
         let mut points = a.points.clone();
         points.sort_unstable();
-        let points: Vec<String> = points.iter().map(u32::to_string).collect();
+        // A point is an interface ID, with the group of input files (`file_point`) above it.
+        let point_name = |p: u32| {
+            let (g, i) = ((p >> 16) as usize, p & 0xffff);
+            match a.file_groups.get(g) {
+                Some(&(f, ..)) if a.file_groups.len() > 1 => format!(
+                    "interface {i} of file {} ({})",
+                    f + 1,
+                    cap.files.get(f as usize).map_or("?", String::as_str)
+                ),
+                _ => format!("interface {i}"),
+            }
+        };
+        let points = points
+            .into_iter()
+            .map(point_name)
+            .collect::<Vec<_>>()
+            .join(", ");
         push(
             Severity::Warning,
             "capture.multiple_points",
             format!(
-                "{} seen again at another capture point (interfaces {} of the file): each flow is read at one point, its frames at the others count as packets only",
+                "{} seen again at another capture point ({points}): each flow is read at one point, its frames at the others count as packets only",
                 count(a.other_points.0, "frame is a packet", "frames are packets"),
-                points.join(", ")
             ),
             vec![
                 format!("capture.other_point_frames = {}", a.other_points.0),
-                format!("capture points (interface IDs) = {}", points.join(", ")),
+                format!("capture points = {points}"),
             ],
             a.other_point_flows.iter().map(|&i| key_name(&a.flows[i].key)).collect(),
             a.other_points.1.clone(),
-            "The file holds the same packets from two or more capture points: captures taken on both hosts and merged (mergecap), or a tap and a mirror. Shifted by the path and by the two clocks, the second sighting of each packet would read as a retransmission or a duplicate ACK, so each flow is read at the interface that carried it first (another takes it over only after 100 ms without a frame of it there, as after a bond failover), and its frames at other interfaces count as packets and bytes only. The two flows of a connection may be read at different points, so their timings (ACK latency, NAK to resend) mix two clocks. To find where packets were lost, analyse each point alone and compare (`tshark -r FILE -Y frame.interface_id==0 -w a.pcapng`): a packet one point saw and the next did not was dropped between them.",
+            "The capture holds the same packets from two or more points: captures taken on both hosts at the same time, given as two files or merged into one with its interfaces kept apart (mergecap -I none), or a tap and a mirror. Shifted by the path and by the two clocks, the second sighting of each packet would read as a retransmission or a duplicate ACK, so each flow is read at the interface that carried it first (another takes it over only after 100 ms without a frame of it there, as after a bond failover), and its frames at other interfaces count as packets and bytes only. The two flows of a connection may be read at different points, so their timings (ACK latency, NAK to resend) mix two clocks. To find where packets were lost, analyse each point alone and compare (`tshark -r FILE -Y frame.interface_id==0 -w a.pcapng`): a packet one point saw and the next did not was dropped between them.",
         );
     }
     // A QP number carrying a new connection: its PSNs started afresh.
@@ -1535,7 +1550,7 @@ fn findings(
                 .collect(),
             vec![],
             vec![],
-            "analyze reads its files one after another, as parts of one capture in time order. Packets that come again (the same traffic captured at two points, or a file given twice) count as retransmissions and make ACKs look late or missing, and files out of order do the same. Give the parts of one capture in time order (ring files sort by name), merge parts written in parallel first (mergecap -w all.pcapng a.pcapng b.pcapng), and analyze captures taken at different points (both ends of a link, two hosts) one at a time.",
+            "analyze reads its files one after another, as parts of one capture in time order. A file that begins more than 1 ms before the files before it end is taken for a capture made at the same time at another point (both ends of a link, two hosts): each flow is read from the files that carried it first, and its packets in the others count as packets only (capture.multiple_points). A file out of order (wholly before one given earlier) is taken so too, and most of its packets are left out of the analysis; a file given twice adds only to the packet counts. Give the parts of one capture in time order (ring files sort by name), and analyze captures from different points one at a time to compare what each saw.",
         );
     }
     if pfc.untracked_frames > 0 {

@@ -8,7 +8,7 @@
 mod common;
 
 use common::scenario_events;
-use rdmascope_analyze::{Analyzer, Config, Event, Node};
+use rdmascope_analyze::{Analyzer, Batch, Config, Event, Node};
 use rdmascope_synth::Scenario;
 use rdmascope_wire::opcode::{OpInfo, Transport};
 use serde_json::Value;
@@ -227,5 +227,81 @@ fn requests_spread_over_two_interfaces_are_all_read() {
         assert_eq!(transport(&once), transport(&spread), "{name}");
         assert_eq!(codes(&once), codes(&spread), "{name}");
         assert!(points_finding(&spread).is_none(), "{name}");
+    }
+}
+
+/// The report of `files`, each fed as one input file.
+fn report_files(files: &[Vec<Event>]) -> Value {
+    let mut a = Analyzer::new(Config::default());
+    let mut n = 0;
+    for (i, evs) in files.iter().enumerate() {
+        let mut b = Batch::default();
+        b.set_file(i as u32);
+        for e in evs {
+            n += 1;
+            let mut e = e.clone();
+            e.meta.number = n;
+            b.push(e);
+        }
+        a.feed(&b);
+    }
+    serde_json::to_value(a.finish()).expect("report serialises")
+}
+
+/// Two hosts' captures given as two files that overlap in time are two capture points; ring
+/// files, each beginning where the one before ends, are one; and two hosts' ring files, given
+/// one host after the other, are two.
+#[test]
+fn overlapping_files_are_capture_points() {
+    for scenario in SCENARIOS {
+        let evs = scenario_events(scenario, 3000);
+        let once = report(&evs);
+        let name = format!("{scenario:?}");
+        let later = |evs: &[Event], by: u64| -> Vec<Event> {
+            evs.iter()
+                .map(|e| {
+                    let mut e = e.clone();
+                    e.meta.ts_ns += by;
+                    e
+                })
+                .collect()
+        };
+        let two = report_files(&[evs.clone(), later(&evs, 20_000)]);
+        assert_eq!(transport(&once), transport(&two), "{name}: two files");
+        let mut with_overlap = codes(&once);
+        with_overlap.push("capture.files_overlap".to_string());
+        with_overlap.sort();
+        assert_eq!(with_overlap, codes(&two), "{name}: two files");
+        let f = points_finding(&two).unwrap_or_else(|| panic!("{name}: no finding"));
+        assert!(
+            f["summary"]
+                .as_str()
+                .unwrap()
+                .contains("interface 0 of file 2"),
+            "{name}: {}",
+            f["summary"]
+        );
+        let (a, b) = evs.split_at(evs.len() / 2);
+        let ring = report_files(&[a.to_vec(), b.to_vec()]);
+        assert_eq!(transport(&once), transport(&ring), "{name}: ring");
+        assert!(points_finding(&ring).is_none(), "{name}: ring");
+        assert_eq!(codes(&once), codes(&ring), "{name}: ring");
+        let hosts = report_files(&[a.to_vec(), b.to_vec(), later(a, 20_000), later(b, 20_000)]);
+        assert_eq!(
+            transport(&once),
+            transport(&hosts),
+            "{name}: two hosts' rings"
+        );
+        let f = points_finding(&hosts).unwrap_or_else(|| panic!("{name}: no finding"));
+        assert_eq!(
+            f["evidence"][0],
+            format!(
+                "capture.other_point_frames = {}",
+                evs.iter()
+                    .filter(|e| e.bth.is_some() && e.nodes.is_some())
+                    .count()
+            ),
+            "{name}"
+        );
     }
 }
