@@ -1463,6 +1463,12 @@ pub(crate) struct FlowState {
     // Rarely touched.
     pub first_ts: u64,
     pub mac_changes: u64,
+    /// The source MAC of the flow's first frame (`mac_word`, 0 without Ethernet), and how many
+    /// new requests and resent ones came with another: frames of a second capture point merged into one
+    /// interface (a routed hop rewrites the MAC) resend with it while new requests do not.
+    first_mac: u64,
+    pub new_other_mac: u32,
+    pub retx_other_mac: u32,
     pub cited: Cited,
     /// [`Analyzer::requester_of`] found no requester for this flow at its node pair's
     /// [`PairFlows::gen`] `missed_gen - 1` (0: never missed), and skipped `missed` calls since.
@@ -1499,6 +1505,9 @@ impl FlowState {
             is_request_flow: false,
             last_mac: 0,
             mac_changes: 0,
+            first_mac: 0,
+            new_other_mac: 0,
+            retx_other_mac: 0,
             peer: 0,
             copies: 0,
             point: 0,
@@ -2408,7 +2417,13 @@ impl Analyzer {
             fl.max_payload = fl.max_payload.max(e.payload_len);
             fl.opcodes.count(&mut fl.op_last, bth.opcode);
             if e.eth_src != fl.last_mac && e.eth_src != 0 {
-                fl.mac_changes += u64::from(fl.last_mac != 0);
+                // A change back to the first MAC is two capture points' frames interleaved
+                // (see `first_mac`), not the sniffer's artefact, whose MACs never come back.
+                if fl.last_mac == 0 {
+                    fl.first_mac = e.eth_src;
+                } else if e.eth_src != fl.first_mac {
+                    fl.mac_changes += 1;
+                }
                 fl.last_mac = e.eth_src;
             }
             if let Some(s) = e.icrc {
@@ -2608,6 +2623,7 @@ impl Analyzer {
         let is_read = info.op == Operation::ReadRequest;
         let ce = e.ecn == Some(3) && v2;
         fl.is_request_flow = true;
+        let other_mac = e.eth_src != fl.first_mac;
         let rq = fl.req.get();
         if v2 && bth.destqp > 1 && rq.s.sport.is_none() {
             rq.s.sport = e.udp_sport;
@@ -2654,11 +2670,13 @@ impl Analyzer {
                 rq.in_retx = false;
                 rq.prev_read = is_read;
                 rq.s.unique_payload += u64::from(e.payload_len);
+                fl.new_other_mac = fl.new_other_mac.saturating_add(u32::from(other_mac));
             }
             Class::Retransmitted | Class::GapFilled => {
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     rq.last_resent_at = Some(ts);
+                    fl.retx_other_mac = fl.retx_other_mac.saturating_add(u32::from(other_mac));
                     // A jump forward to the PSN a NAK named: the requester starts over there
                     // before its pass reached it. The next request seen after the last resend
                     // is the pass going on (after a READ request, past the PSNs its responses

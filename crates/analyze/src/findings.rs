@@ -1141,8 +1141,48 @@ fn findings(
             ],
             a.other_point_flows.iter().map(|&i| key_name(&a.flows[i].key)).collect(),
             a.other_points.1.clone(),
-            "The capture holds the same packets from two or more points: captures taken on both hosts at the same time, given as two files or merged into one with its interfaces kept apart (mergecap -I none), or a tap and a mirror. Shifted by the path and by the two clocks, the second sighting of each packet would read as a retransmission or a duplicate ACK, so each flow is read at the interface that carried it first (another takes it over only after 100 ms without a frame of it there, as after a bond failover), and its frames at other interfaces count as packets and bytes only. The two flows of a connection may be read at different points, so their timings (ACK latency, NAK to resend) mix two clocks. To find where packets were lost, analyse each point alone and compare (`tshark -r FILE -Y frame.interface_id==0 -w a.pcapng`): a packet one point saw and the next did not was dropped between them.",
+            "The capture holds the same packets from two or more points: captures taken on both hosts at the same time, given as two files or merged into one with its interfaces kept apart (mergecap -I none), or a tap and a mirror. Shifted by the path and by the two clocks, the second sighting of each packet would read as a retransmission or a duplicate ACK, so each flow is read at the point (interface, or group of files) that carried it first (another takes it over only after 100 ms without a frame of it there, as after a bond failover; a request whose PSN the flow has not seen is read wherever it comes), and its frames at the other points count in the packet, byte and throughput figures only. The two flows of a connection may be read at different points, so their timings (ACK latency, NAK to resend) mix two clocks. To find where packets were lost, analyse each point alone and compare (`tshark -r FILE -Y frame.interface_id==0 -w a.pcapng`): a packet one point saw and the next did not was dropped between them.",
         );
+    }
+    // Two capture points merged into one interface: each packet's second sighting, its source
+    // MAC rewritten by a routed hop, reads as a resend, while new packets keep the first MAC.
+    // At least half a flow's resends (real ones at the first point are resends too, and
+    // seen again at the second) came with another MAC, and under 1% of its packets were new
+    // ones with another (a path that changed after a reroute changes both).
+    if a.other_points.0 == 0 {
+        let mut merged = (0u64, 0u64, Vec::new());
+        for (i, f) in a.flows.iter().enumerate() {
+            let retx = f.req.sum().map_or(0, |q| q.retx);
+            let other = u64::from(f.retx_other_mac);
+            if other >= 10
+                && other * 2 >= retx
+                && u64::from(f.new_other_mac) * 100 < f.packets
+                && !f.sniffer()
+            {
+                merged.0 += other;
+                merged.1 += retx;
+                if merged.2.len() < NAMED {
+                    merged.2.push(i);
+                }
+            }
+        }
+        if merged.0 > 0 {
+            push(
+                Severity::Warning,
+                "capture.multiple_points",
+                format!(
+                    "{} came with another source MAC than their flows' first packets, while the flows' new packets did not: the capture seems to hold each packet from two points, merged into one interface",
+                    count(merged.0, "retransmission", "retransmissions"),
+                ),
+                vec![format!(
+                    "retransmissions with another source MAC = {} of {}",
+                    merged.0, merged.1
+                )],
+                merged.2.iter().map(|&i| key_name(&a.flows[i].key)).collect(),
+                vec![],
+                "Captures taken at two points at the same time (both hosts, both sides of a router) and merged into one file whose interfaces were merged too (mergecap does so when they look alike), or a mirror of two routed ports, hold each packet twice; the second sighting, whose source MAC a routed hop rewrote, reads as a retransmission, so the retransmission, timeout and loss figures of these flows are not the network's. Merge with `mergecap -I none` (rdmascope then reads each flow at one interface), give the captures as separate files, or analyse one point at a time.",
+            );
+        }
     }
     // A QP number carrying a new connection: its PSNs started afresh.
     if a.psn_restarts.0 > 0 {

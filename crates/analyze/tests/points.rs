@@ -305,3 +305,52 @@ fn overlapping_files_are_capture_points() {
         );
     }
 }
+
+/// Two points merged into one interface (mergecap merges interfaces that look alike): each
+/// packet's second sighting, whose source MAC a routed hop rewrote, reads as a resend, and the
+/// finding says why; a path that changes (a reroute: new packets and resends alike come with
+/// another MAC from then on) is no such thing.
+#[test]
+fn two_points_merged_into_one_interface_are_told_by_their_macs() {
+    const ROUTER: u64 = 0x02aa_bbcc_ddee;
+    for scenario in [Scenario::Clean, Scenario::Lossy, Scenario::Incast] {
+        let evs = scenario_events(scenario, 3000);
+        let name = format!("{scenario:?}");
+        let merged_one = merged(
+            evs.iter()
+                .flat_map(|e| {
+                    let ts = e.meta.ts_ns as i64;
+                    let mut seen = e.clone();
+                    seen.eth_src = ROUTER;
+                    [(ts, 0, e.clone()), (ts + 20_000, 0, seen)]
+                })
+                .collect(),
+        );
+        let r = report(&merged_one);
+        let f = points_finding(&r).unwrap_or_else(|| panic!("{name}: no finding"));
+        assert!(
+            f["evidence"][0]
+                .as_str()
+                .unwrap()
+                .starts_with("retransmissions with another source MAC = "),
+            "{name}: {}",
+            f["evidence"][0]
+        );
+        let mid = evs.len() / 2;
+        let rerouted: Vec<Event> = evs
+            .iter()
+            .enumerate()
+            .map(|(n, e)| {
+                let mut e = e.clone();
+                if n >= mid && e.eth_src != 0 {
+                    e.eth_src ^= ROUTER;
+                }
+                e
+            })
+            .collect();
+        assert!(
+            points_finding(&report(&rerouted)).is_none(),
+            "{name}: rerouted"
+        );
+    }
+}
