@@ -5,32 +5,13 @@
 
 mod common;
 
-use common::scenario_events;
-use rdmascope_analyze::{Analyzer, Config, Event, PacketMeta};
-use rdmascope_synth::Scenario;
+use common::{report, scenario_events, TRANSPORT_SCENARIOS};
+use rdmascope_analyze::{Event, PacketMeta};
 use rdmascope_wire::opcode::{OpInfo, Operation, Transport};
 use serde_json::Value;
 
 /// Nanoseconds between a frame and its copy.
 const LAG: u64 = 300;
-
-/// The scenarios copied: without loss, with loss, RNR NAKs, reordering, fatal NAKs, and CNPs.
-const SCENARIOS: [Scenario; 6] = [
-    Scenario::Clean,
-    Scenario::Lossy,
-    Scenario::Rnr,
-    Scenario::Reorder,
-    Scenario::Errors,
-    Scenario::Incast,
-];
-
-fn report(evs: &[Event]) -> Value {
-    let mut a = Analyzer::new(Config::default());
-    for e in evs {
-        a.event(e);
-    }
-    serde_json::to_value(a.finish()).expect("report serialises")
-}
 
 /// `evs` with each followed by its copy `lag` later (in time order, so a copy comes after the
 /// packets sent meanwhile), numbered anew.
@@ -75,36 +56,19 @@ fn doubled(evs: &[Event]) -> Vec<Event> {
 
 /// The transport's counters of a counters object (totals or a flow).
 fn transport(c: &Value) -> Vec<(&'static str, Value)> {
-    [
-        "retransmitted_packets",
-        "gap_filled_packets",
-        "reordered_packets",
-        "missing_packets",
-        "duplicate_acks",
-        "naks",
-        "rnr_naks",
-        "timeouts",
-    ]
-    .into_iter()
-    .map(|k| (k, c[k].clone()))
-    .collect()
+    common::TRANSPORT_COUNTERS
+        .into_iter()
+        .map(|k| (k, c[k].clone()))
+        .collect()
 }
 
 fn codes(r: &Value) -> Vec<String> {
-    let mut v: Vec<String> = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["code"].as_str().unwrap().to_string())
-        .filter(|c| c != "capture.duplicates")
-        .collect();
-    v.sort();
-    v
+    common::codes_but(r, "capture.duplicates")
 }
 
 #[test]
 fn copies_right_after_their_frames_change_nothing_but_their_finding() {
-    for scenario in SCENARIOS {
+    for scenario in TRANSPORT_SCENARIOS {
         let evs = scenario_events(scenario, 3000);
         let (once, twice) = (report(&evs), report(&doubled(&evs)));
         let name = format!("{scenario:?}");
@@ -177,7 +141,7 @@ fn copies_right_after_their_frames_change_nothing_but_their_finding() {
 /// resends of unknown cause.
 #[test]
 fn copies_that_trail_their_frames_change_no_finding() {
-    for scenario in SCENARIOS {
+    for scenario in TRANSPORT_SCENARIOS {
         let evs = scenario_events(scenario, 3000);
         let (once, twice) = (report(&evs), report(&trailed(&evs, 300)));
         let name = format!("{scenario:?}");

@@ -7,28 +7,11 @@
 
 mod common;
 
-use common::scenario_events;
+use common::{report, scenario_events, TRANSPORT_SCENARIOS};
 use rdmascope_analyze::{Analyzer, Batch, Config, Event, Node};
 use rdmascope_synth::Scenario;
 use rdmascope_wire::opcode::{OpInfo, Transport};
 use serde_json::Value;
-
-const SCENARIOS: [Scenario; 6] = [
-    Scenario::Clean,
-    Scenario::Lossy,
-    Scenario::Rnr,
-    Scenario::Reorder,
-    Scenario::Errors,
-    Scenario::Incast,
-];
-
-fn report(evs: &[Event]) -> Value {
-    let mut a = Analyzer::new(Config::default());
-    for e in evs {
-        a.event(e);
-    }
-    serde_json::to_value(a.finish()).expect("report serialises")
-}
 
 /// The events `(ts, interface, event)` in time order, numbered anew.
 fn merged(mut all: Vec<(i64, u32, Event)>) -> Vec<Event> {
@@ -86,17 +69,8 @@ fn two_hosts(evs: &[Event], d: i64) -> Vec<Event> {
 
 /// The transport's counters, latencies and messages of each flow, and the totals.
 fn transport(r: &Value) -> Vec<Value> {
-    let keys = [
-        "retransmitted_packets",
-        "gap_filled_packets",
-        "reordered_packets",
-        "missing_packets",
-        "duplicate_acks",
-        "naks",
-        "rnr_naks",
-        "timeouts",
-        "retransmission_triggers",
-    ];
+    let mut keys = common::TRANSPORT_COUNTERS.to_vec();
+    keys.push("retransmission_triggers");
     let mut v: Vec<Value> = keys.iter().map(|k| r["totals"][*k].clone()).collect();
     for f in r["flows"].as_array().unwrap() {
         v.extend(keys.iter().map(|k| f[*k].clone()));
@@ -113,15 +87,7 @@ fn transport(r: &Value) -> Vec<Value> {
 }
 
 fn codes(r: &Value) -> Vec<String> {
-    let mut v: Vec<String> = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["code"].as_str().unwrap().to_string())
-        .filter(|c| c != "capture.multiple_points")
-        .collect();
-    v.sort();
-    v
+    common::codes_but(r, "capture.multiple_points")
 }
 
 fn points_finding(r: &Value) -> Option<&Value> {
@@ -134,7 +100,7 @@ fn points_finding(r: &Value) -> Option<&Value> {
 
 #[test]
 fn two_capture_points_read_as_one() {
-    for scenario in SCENARIOS {
+    for scenario in TRANSPORT_SCENARIOS {
         let evs = scenario_events(scenario, 3000);
         let once = report(&evs);
         // Frames of flows (not PFC or LLDP frames) at the second point.
@@ -167,7 +133,7 @@ fn two_capture_points_read_as_one() {
 /// a silence (a bond's failover), are one capture: nothing is a copy.
 #[test]
 fn interfaces_with_different_flows_are_one_capture() {
-    for scenario in SCENARIOS {
+    for scenario in TRANSPORT_SCENARIOS {
         let evs = scenario_events(scenario, 3000);
         let once = report(&evs);
         let name = format!("{scenario:?}");
@@ -253,7 +219,7 @@ fn report_files(files: &[Vec<Event>]) -> Value {
 /// one host after the other, are two.
 #[test]
 fn overlapping_files_are_capture_points() {
-    for scenario in SCENARIOS {
+    for scenario in TRANSPORT_SCENARIOS {
         let evs = scenario_events(scenario, 3000);
         let once = report(&evs);
         let name = format!("{scenario:?}");

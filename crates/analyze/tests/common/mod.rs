@@ -62,13 +62,54 @@ pub fn is_answer(e: &Event) -> bool {
     })
 }
 
-/// The finding `code` of the report of `evs`, if it has one.
-pub fn finding(evs: &[Event], code: &str) -> Option<Value> {
+/// Scenarios with every kind of transport event: without loss, with loss, RNR NAKs,
+/// reordering, fatal NAKs, and CNPs.
+pub const TRANSPORT_SCENARIOS: [Scenario; 6] = [
+    Scenario::Clean,
+    Scenario::Lossy,
+    Scenario::Rnr,
+    Scenario::Reorder,
+    Scenario::Errors,
+    Scenario::Incast,
+];
+
+/// The transport's counters of a report's totals and flows.
+pub const TRANSPORT_COUNTERS: [&str; 8] = [
+    "retransmitted_packets",
+    "gap_filled_packets",
+    "reordered_packets",
+    "missing_packets",
+    "duplicate_acks",
+    "naks",
+    "rnr_naks",
+    "timeouts",
+];
+
+/// The report of `evs`, fed one by one, as JSON.
+pub fn report(evs: &[Event]) -> Value {
     let mut a = Analyzer::new(Config::default());
     for e in evs {
         a.event(e);
     }
-    let r = serde_json::to_value(a.finish()).expect("report serialises");
+    serde_json::to_value(a.finish()).expect("report serialises")
+}
+
+/// The codes of report `r`'s findings but `skip`, sorted.
+pub fn codes_but(r: &Value, skip: &str) -> Vec<String> {
+    let mut v: Vec<String> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap().to_string())
+        .filter(|c| c != skip)
+        .collect();
+    v.sort();
+    v
+}
+
+/// The finding `code` of the report of `evs`, if it has one.
+pub fn finding(evs: &[Event], code: &str) -> Option<Value> {
+    let r = report(evs);
     r["findings"]
         .as_array()
         .unwrap()
