@@ -385,6 +385,22 @@ fn several_files_are_one_stream_and_a_cut_file_counts_up_to_where_it_stops() {
     assert!(
         overlap(&two).is_some_and(|s| s.starts_with("file 2 (") && s.contains("before file 1 ("))
     );
+    // ... and is taken for a capture at a second point: its flows are read once, each packet
+    // counted twice.
+    for k in [
+        "retransmitted_packets",
+        "missing_packets",
+        "duplicate_acks",
+        "timeouts",
+        "naks",
+    ] {
+        assert_eq!(two["totals"][k], one["totals"][k], "{k}");
+    }
+    assert!(two["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["code"] == "capture.multiple_points"));
 
     // Cut in two at a record boundary: in time order the parts are the one capture again;
     // the other way round, the finding says the second lies before the first.
