@@ -42,6 +42,11 @@ pub struct AnalyzeArgs {
     /// packets of later flows are only counted in the totals.
     #[arg(long, value_name = "N")]
     pub max_flows: Option<usize>,
+    /// Analyse only the packets captured on interface ID (a pcapng interface's number within
+    /// its section; 0 is a pcap file's only one): one capture point of a file that holds
+    /// several (see the finding capture.multiple_points). Frame numbers stay the file's.
+    #[arg(long, value_name = "ID")]
+    pub interface: Option<u32>,
 }
 
 /// Bytes read for a chunk: small enough that a chunk's bytes stay in the decoding core's cache
@@ -167,6 +172,7 @@ pub fn analyze_files(
     roce_ports: &[u16],
     no_crc: bool,
     max_flows: Option<usize>,
+    interface: Option<u32>,
 ) -> Result<Report> {
     let opts = crate::show::decode_options(roce_ports, no_crc)?;
     let source = Mutex::new(Source {
@@ -199,6 +205,9 @@ pub fn analyze_files(
         batch.clear();
         batch.set_file(file);
         for (i, rec) in chunk.records().enumerate() {
+            if interface.is_some_and(|id| rec.if_id != id) {
+                continue;
+            }
             let meta = PacketMeta {
                 number: first + i as u64,
                 ts_ns: rec.ts_ns,
@@ -383,7 +392,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 pub fn run(a: &AnalyzeArgs) -> Result<()> {
     let link = a.link_speed.as_deref().map(parse_speed).transpose()?;
-    let report = analyze_files(&a.files, link, &a.roce_ports, a.no_crc, a.max_flows)?;
+    let report = analyze_files(
+        &a.files,
+        link,
+        &a.roce_ports,
+        a.no_crc,
+        a.max_flows,
+        a.interface,
+    )?;
     if let Some(path) = &a.html {
         std::fs::write(path, crate::html::render(&report))
             .with_context(|| format!("cannot write {path}"))?;

@@ -342,6 +342,7 @@ pub(crate) fn analyze_after(a: &CaptureArgs, files: &[PathBuf]) -> Result<()> {
             roce_ports: Vec::new(),
             no_crc: false,
             max_flows: None,
+            interface: None,
         })?;
     }
     Ok(())

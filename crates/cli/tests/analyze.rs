@@ -808,3 +808,60 @@ fn flows_beyond_the_limit_count_in_the_totals() {
     assert_eq!(few["capture"]["untracked_cm"].as_u64(), Some(cm(&all) - 5));
     assert_eq!(all["capture"]["untracked_cm"], 0);
 }
+
+/// A pcapng file that holds one capture at two points (interfaces 0 and 1, the second 20 µs
+/// later): read at one point, with `capture.multiple_points`; `--interface 1` reads that point
+/// alone, as the capture by itself, keeping the file's frame numbers.
+#[test]
+fn two_capture_points_in_one_file_and_one_of_them_alone() {
+    use rdmascope_capture::{CaptureReader, PcapngWriter};
+    let d = tmp();
+    let cap = generated(&d, "lossy-points.pcap", "lossy", 6000);
+    let one = analyze(&cap, &[]);
+    let mut reader = CaptureReader::open(cap.to_str().unwrap()).unwrap();
+    let mut w = PcapngWriter::new(Vec::new(), None).unwrap();
+    for _ in 0..2 {
+        w.add_interface(1, 0, None, None).unwrap();
+    }
+    while let Some(r) = reader.next().unwrap() {
+        w.write(0, r.ts_ns, r.orig_len, r.data).unwrap();
+        w.write(1, r.ts_ns + 20_000, r.orig_len, r.data).unwrap();
+    }
+    let points = d.join("lossy-points.pcapng");
+    std::fs::write(&points, w.into_inner()).unwrap();
+    let codes = |r: &Value| -> Vec<String> {
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let both = analyze(&points, &[]);
+    let alone = analyze(&points, &["--interface", "1"]);
+    for k in [
+        "retransmitted_packets",
+        "missing_packets",
+        "duplicate_acks",
+        "timeouts",
+        "naks",
+    ] {
+        assert_eq!(both["totals"][k], one["totals"][k], "{k}");
+        assert_eq!(alone["totals"][k], one["totals"][k], "{k}");
+    }
+    assert!(codes(&both).contains(&"capture.multiple_points".to_string()));
+    assert_eq!(codes(&alone), codes(&one));
+    assert_eq!(alone["capture"]["packets"], one["capture"]["packets"]);
+    // Frame numbers are the file's: interface 1's frames are the even ones.
+    let frames: Vec<u64> = alone["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["frames"].as_array().unwrap())
+        .filter_map(Value::as_u64)
+        .collect();
+    assert!(
+        !frames.is_empty() && frames.iter().all(|n| n % 2 == 0),
+        "{frames:?}"
+    );
+}
