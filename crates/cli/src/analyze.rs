@@ -400,6 +400,13 @@ pub fn run(a: &AnalyzeArgs) -> Result<()> {
         a.max_flows,
         a.interface,
     )?;
+    if let Some(id) = a.interface.filter(|_| report.capture.packets == 0) {
+        anyhow::bail!(
+            "no packet of {} was captured on interface {id} (a pcap file has only interface 0; \
+             `rdmascope show -V` gives each frame's frame.interface_id)",
+            a.files.join(", ")
+        );
+    }
     if let Some(path) = &a.html {
         std::fs::write(path, crate::html::render(&report))
             .with_context(|| format!("cannot write {path}"))?;

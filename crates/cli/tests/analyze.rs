@@ -864,4 +864,15 @@ fn two_capture_points_in_one_file_and_one_of_them_alone() {
         !frames.is_empty() && frames.iter().all(|n| n % 2 == 0),
         "{frames:?}"
     );
+    // An interface that carried nothing is an error that says so.
+    let o = bin()
+        .args(["analyze", "--interface", "2"])
+        .arg(&points)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("captured on interface 2"),
+        "{err}"
+    );
 }
