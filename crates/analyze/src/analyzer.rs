@@ -1459,7 +1459,7 @@ pub(crate) struct FlowState {
     /// [`Analyzer::other_point`]).
     copies: u32,
     /// The capture point the flow is read at ([`PacketMeta::if_id`]).
-    point: u32,
+    pub point: u32,
     // Rarely touched.
     pub first_ts: u64,
     pub mac_changes: u64,
@@ -1477,6 +1477,18 @@ pub(crate) struct FlowState {
     /// What `ecn` and `icrc` carried past 32 bits (ECN first, then ICRC): a flow reaches
     /// 2^32 packets only in the longest captures, so the eight words are boxed.
     wide: Option<Box<[u64; 8]>>,
+    /// The flow's requests as another capture point saw them ([`Analyzer::other_point`]).
+    pub other: Option<Box<OtherPoint>>,
+}
+
+/// A request flow's PSNs at a capture point other than the one it is read at: what that point
+/// saw late (gap-filled) or never (missing) against the flow's own point tells where packets
+/// were lost, before one point or between the two.
+#[derive(Debug, Default)]
+pub(crate) struct OtherPoint {
+    pub point: u32,
+    pub psn: Tracker,
+    pub gap_filled: u64,
 }
 
 impl FlowState {
@@ -1495,6 +1507,7 @@ impl FlowState {
             op_last: 0,
             cited_full: 0,
             wide: None,
+            other: None,
             first_ts: ts,
             req: ReqState::default(),
             resp: None,
@@ -2449,7 +2462,9 @@ impl Analyzer {
             }
         }
         if other && !Self::new_at_other_point(fl, self.kinds[usize::from(bth.opcode)], bth.psn) {
-            return self.other_point(fi, m.number, point);
+            let request = matches!(self.kinds[usize::from(bth.opcode)], Kind::Request)
+                .then_some((bth.psn, info.op == Operation::ReadRequest));
+            return self.other_point(fi, m.number, point, request);
         }
         match self.kinds[usize::from(bth.opcode)] {
             Kind::Request => {
@@ -2504,17 +2519,30 @@ impl Analyzer {
         }
     }
 
-    /// Frame `m` of flow `fi` came at another capture point than the one the flow is read at
-    /// (an interface of a merged file: captures on both hosts, a tap and a mirror): the same
-    /// packets there, shifted by the path and the two clocks, would read as resends and
-    /// duplicate ACKs, so it is counted for `capture.multiple_points` and as a packet only.
+    /// Frame `number` of flow `fi` came at capture point `point`, not the one the flow is read
+    /// at (an interface of a merged file, a file of captures on both hosts, a tap and a
+    /// mirror): the same packets there, shifted by the path and the two clocks, would read as
+    /// resends and duplicate ACKs, so it is counted for `capture.multiple_points` and as a
+    /// packet only; a request's PSN (`request`: with whether it is a READ) goes to the flow's
+    /// [`OtherPoint`] (the first other point only).
     #[cold]
     #[inline(never)]
-    fn other_point(&mut self, fi: usize, number: u64, point: u32) {
+    fn other_point(&mut self, fi: usize, number: u64, point: u32, request: Option<(u32, bool)>) {
         self.other_points.0 += 1;
         sample(&mut self.other_points.1, number);
         let fl = &mut self.flows[fi];
         fl.copies = fl.copies.saturating_add(1);
+        if let Some((psn, is_read)) = request {
+            let o = fl.other.get_or_insert_with(|| {
+                Box::new(OtherPoint {
+                    point,
+                    ..OtherPoint::default()
+                })
+            });
+            if o.point == point && o.psn.see(psn, is_read) == Class::GapFilled {
+                o.gap_filled += 1;
+            }
+        }
         if self.other_point_flows.len() < SKIPPED_NAMED && !self.other_point_flows.contains(&fi) {
             self.other_point_flows.push(fi);
         }

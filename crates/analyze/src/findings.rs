@@ -8,6 +8,7 @@ use rdmascope_wire::mad;
 use rdmascope_wire::Transport;
 
 use crate::analyzer::{Analyzer, Cite, Node, PfcState};
+use crate::psn::Tracker;
 use crate::report::{self, Connection, Counters, End, Finding, Report, Severity, Totals};
 
 fn add(t: &mut Counters, o: &Counters) {
@@ -1123,11 +1124,47 @@ fn findings(
                 _ => format!("interface {i}"),
             }
         };
-        let points = points
+        let names = points
             .into_iter()
             .map(point_name)
             .collect::<Vec<_>>()
             .join(", ");
+        // Per request flow seen at two points: the PSNs each point saw late (gap-filled) or
+        // never (missing). Where they differ, packets were lost between the points.
+        let mut lost: Vec<(u64, usize, u64, u64)> = a
+            .flows
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| {
+                let o = f.other.as_deref()?;
+                let q = f.req.sum()?;
+                let here = q.gap_filled + q.psn.as_ref().map_or(0, Tracker::missing);
+                let there = o.gap_filled + o.psn.missing();
+                Some((here.abs_diff(there), i, here, there))
+            })
+            .collect();
+        let compared = lost.len();
+        lost.retain(|l| l.0 > 0);
+        lost.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
+        let mut evidence = vec![
+            format!("capture.other_point_frames = {}", a.other_points.0),
+            format!("capture points = {names}"),
+            format!(
+                "request flows seen at two points = {compared}, whose points saw different losses = {}",
+                lost.len()
+            ),
+        ];
+        for &(_, i, here, there) in lost.iter().take(NAMED) {
+            let f = &a.flows[i];
+            let other = f.other.as_deref().map_or(0, |o| o.point);
+            evidence.push(format!(
+                "{}: PSNs lost before {} (gap-filled or never seen) {here}, before {} {there}",
+                key_name(&f.key),
+                point_name(f.point),
+                point_name(other)
+            ));
+        }
+        let points = names;
         push(
             Severity::Warning,
             "capture.multiple_points",
@@ -1135,13 +1172,10 @@ fn findings(
                 "{} seen again at another capture point ({points}): each flow is read at one point, its frames at the others count as packets only",
                 count(a.other_points.0, "frame is a packet", "frames are packets"),
             ),
-            vec![
-                format!("capture.other_point_frames = {}", a.other_points.0),
-                format!("capture points = {points}"),
-            ],
+            evidence,
             a.other_point_flows.iter().map(|&i| key_name(&a.flows[i].key)).collect(),
             a.other_points.1.clone(),
-            "The capture holds the same packets from two or more points: captures taken on both hosts at the same time, given as two files or merged into one with its interfaces kept apart (mergecap -I none), or a tap and a mirror. Shifted by the path and by the two clocks, the second sighting of each packet would read as a retransmission or a duplicate ACK, so each flow is read at the point (interface, or group of files) that carried it first (another takes it over only after 100 ms without a frame of it there, as after a bond failover; a request whose PSN the flow has not seen is read wherever it comes), and its frames at the other points count in the packet, byte and throughput figures only. The two flows of a connection may be read at different points, so their timings (ACK latency, NAK to resend) mix two clocks. To find where packets were lost, analyse each point alone and compare (`rdmascope analyze --interface N FILE` for an interface, or each file by itself): a packet one point saw and the next did not was dropped between them.",
+            "The capture holds the same packets from two or more points: captures taken on both hosts at the same time, given as two files or merged into one with its interfaces kept apart (mergecap -I none), or a tap and a mirror. Shifted by the path and by the two clocks, the second sighting of each packet would read as a retransmission or a duplicate ACK, so each flow is read at the point (interface, or group of files) that carried it first (another takes it over only after 100 ms without a frame of it there, as after a bond failover; a request whose PSN the flow has not seen is read wherever it comes), and its frames at the other points count in the packet, byte and throughput figures only. The two flows of a connection may be read at different points, so their timings (ACK latency, NAK to resend) mix two clocks. To find where packets were lost, analyse each point alone and compare (`rdmascope analyze --interface N FILE` for an interface, or each file by itself): a packet one point saw and the next did not was dropped between them. The evidence compares, per request flow, the PSNs each point saw late or never: equal counts put the loss before both points, a difference between them.",
         );
     }
     // Two capture points merged into one interface: each packet's second sighting, its source

@@ -125,7 +125,53 @@ fn two_capture_points_read_as_one() {
                 format!("capture.other_point_frames = {seen_twice}"),
                 "{name}"
             );
+            // Both points saw the same losses: they happened before either.
+            assert!(
+                f["evidence"][2]
+                    .as_str()
+                    .unwrap()
+                    .ends_with("whose points saw different losses = 0"),
+                "{name}: {}",
+                f["evidence"][2]
+            );
         }
+    }
+}
+
+/// Requests the second point never saw were lost between the points: the finding counts, per
+/// flow, the PSNs each point saw late or never.
+#[test]
+fn losses_between_two_points_are_told() {
+    for scenario in [Scenario::Clean, Scenario::Lossy] {
+        let evs = scenario_events(scenario, 3000);
+        let name = format!("{scenario:?}");
+        let mut n = 0;
+        let dropped = merged(
+            evs.iter()
+                .flat_map(|e| {
+                    let ts = e.meta.ts_ns as i64;
+                    let request = e.bth.is_some_and(|b| {
+                        OpInfo::of(b.opcode).transport == Transport::Rc && !common::is_answer(e)
+                    });
+                    n += u32::from(request);
+                    let lost = request && n % 37 == 5;
+                    let at1 = (!lost).then(|| (ts + 20_000, 1, e.clone()));
+                    std::iter::once((ts, 0, e.clone())).chain(at1)
+                })
+                .collect(),
+        );
+        let r = report(&dropped);
+        let f = points_finding(&r).unwrap_or_else(|| panic!("{name}: no finding"));
+        let ev: Vec<&str> = f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap())
+            .collect();
+        assert!(
+            !ev[2].ends_with("different losses = 0") && ev[3].contains("before interface 0"),
+            "{name}: {ev:?}"
+        );
     }
 }
 
