@@ -62,6 +62,15 @@ fn transport(c: &Value) -> Vec<(&'static str, Value)> {
         .collect()
 }
 
+/// The flows of two reports, side by side.
+fn flow_pairs<'a>(x: &'a Value, y: &'a Value) -> impl Iterator<Item = (&'a Value, &'a Value)> {
+    x["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(y["flows"].as_array().unwrap())
+}
+
 fn codes(r: &Value) -> Vec<String> {
     common::codes_but(r, "capture.duplicates")
 }
@@ -81,12 +90,7 @@ fn copies_right_after_their_frames_change_nothing_but_their_finding() {
             once["totals"]["retransmission_triggers"], twice["totals"]["retransmission_triggers"],
             "{name}"
         );
-        for (a, b) in once["flows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .zip(twice["flows"].as_array().unwrap())
-        {
+        for (a, b) in flow_pairs(&once, &twice) {
             assert_eq!(transport(a), transport(b), "{name}");
             assert_eq!(a["ack_latency_ns"], b["ack_latency_ns"], "{name}");
             for k in [
@@ -150,12 +154,7 @@ fn copies_that_trail_their_frames_change_no_finding() {
             once["totals"]["timeouts"], twice["totals"]["timeouts"],
             "{name}"
         );
-        for (a, b) in once["flows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .zip(twice["flows"].as_array().unwrap())
-        {
+        for (a, b) in flow_pairs(&once, &twice) {
             assert_eq!(a["cnp_interval_ns"], b["cnp_interval_ns"], "{name}");
         }
         assert!(

@@ -30,6 +30,15 @@ const COUNTERS: [&str; 15] = [
 
 use common::bin;
 
+/// Totals a second sighting of each packet (a capture point more) must leave as they were.
+const TRANSPORT_TOTALS: [&str; 5] = [
+    "retransmitted_packets",
+    "missing_packets",
+    "duplicate_acks",
+    "timeouts",
+    "naks",
+];
+
 fn tmp() -> std::path::PathBuf {
     common::tmp_dir("analyze-test")
 }
@@ -387,13 +396,7 @@ fn several_files_are_one_stream_and_a_cut_file_counts_up_to_where_it_stops() {
     );
     // ... and is taken for a capture at a second point: its flows are read once, each packet
     // counted twice.
-    for k in [
-        "retransmitted_packets",
-        "missing_packets",
-        "duplicate_acks",
-        "timeouts",
-        "naks",
-    ] {
+    for k in TRANSPORT_TOTALS {
         assert_eq!(two["totals"][k], one["totals"][k], "{k}");
     }
     assert!(two["findings"]
@@ -839,13 +842,7 @@ fn two_capture_points_in_one_file_and_one_of_them_alone() {
     };
     let both = analyze(&points, &[]);
     let alone = analyze(&points, &["--interface", "1"]);
-    for k in [
-        "retransmitted_packets",
-        "missing_packets",
-        "duplicate_acks",
-        "timeouts",
-        "naks",
-    ] {
+    for k in TRANSPORT_TOTALS {
         assert_eq!(both["totals"][k], one["totals"][k], "{k}");
         assert_eq!(alone["totals"][k], one["totals"][k], "{k}");
     }
