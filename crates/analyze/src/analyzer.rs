@@ -963,6 +963,9 @@ pub(crate) struct Req {
     /// [`PAIRED`] on, the capture holds every packet of the flow twice, and a copy of one whose
     /// copy has not come is the capture's whatever NAKs came (see [`Req::duplicate`]).
     pairs: u8,
+    /// When an ACK last acknowledged requests waiting for one (0: never): a requester's ACK
+    /// timer restarts then, so no timeout fires sooner than [`DUP_NS`] after it.
+    progress_at: u64,
     /// When the last request resent came (see [`Analyzer::response_copy`]).
     last_resent_at: Option<u64>,
     ackreq: VecDeque<(u32, u64)>,
@@ -1154,6 +1157,7 @@ impl Req {
         {
             return;
         }
+        self.progress_at = ts;
         let h = by_class.entry(class).or_insert_with(latency_histogram);
         while let Some(&(p, t)) = self.ackreq.front() {
             if psn_diff(p, last) > 0 {
@@ -1469,6 +1473,9 @@ pub(crate) struct FlowState {
     first_mac: u64,
     pub new_other_mac: u32,
     pub retx_other_mac: u32,
+    /// Go-back-N passes counted as ACK timeouts that began less than [`DUP_NS`] after an ACK
+    /// acknowledged waiting requests ([`Req::progress_at`]): sooner than any ACK timeout.
+    pub early_timeouts: u32,
     pub cited: Cited,
     /// [`Analyzer::requester_of`] found no requester for this flow at its node pair's
     /// [`PairFlows::gen`] `missed_gen - 1` (0: never missed), and skipped `missed` calls since.
@@ -1521,6 +1528,7 @@ impl FlowState {
             first_mac: 0,
             new_other_mac: 0,
             retx_other_mac: 0,
+            early_timeouts: 0,
             peer: 0,
             copies: 0,
             point: 0,
@@ -2773,6 +2781,9 @@ impl Analyzer {
                         None if has_peer => {
                             rq.s.triggers.timeout += 1;
                             fl.cited.add(&mut fl.cited_full, Cite::Timeout, m.number);
+                            if rq.progress_at != 0 && ts.saturating_sub(rq.progress_at) < DUP_NS {
+                                fl.early_timeouts = fl.early_timeouts.saturating_add(1);
+                            }
                         }
                         None => rq.s.triggers.unknown += 1,
                     }

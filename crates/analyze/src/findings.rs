@@ -1183,8 +1183,8 @@ fn findings(
     // At least half a flow's resends (real ones at the first point are resends too, and
     // seen again at the second) came with another MAC, and under 1% of its packets were new
     // ones with another (a path that changed after a reroute changes both).
+    let mut merged = (0u64, 0u64, Vec::new());
     if a.other_points.0 == 0 {
-        let mut merged = (0u64, 0u64, Vec::new());
         for (i, f) in a.flows.iter().enumerate() {
             let retx = f.req.sum().map_or(0, |q| q.retx);
             let other = u64::from(f.retx_other_mac);
@@ -1215,6 +1215,41 @@ fn findings(
                 merged.2.iter().map(|&i| key_name(&a.flows[i].key)).collect(),
                 vec![],
                 "Captures taken at two points at the same time (both hosts, both sides of a router) and merged into one file whose interfaces were merged too (mergecap does so when they look alike), or a mirror of two routed ports, hold each packet twice; the second sighting, whose source MAC a routed hop rewrote, reads as a retransmission, so the retransmission, timeout and loss figures of these flows are not the network's. Merge with `mergecap -I none` (rdmascope then reads each flow at one interface), give the captures as separate files, or analyse one point at a time.",
+            );
+        }
+    }
+    // Go-back-N passes taken for ACK timeouts that began sooner than any ACK timeout after
+    // the responder acknowledged waiting requests: not what a requester does, so the capture
+    // (or the NIC) is not what the transport figures assume. Half or more of at least 10.
+    if a.other_points.0 == 0 && merged.0 == 0 {
+        let mut early = (0u64, 0u64, Vec::new());
+        for (i, f) in a.flows.iter().enumerate() {
+            let timeouts = f.req.sum().map_or(0, |q| q.triggers.timeout);
+            let e = u64::from(f.early_timeouts);
+            if e >= 10 && e * 2 >= timeouts && !f.sniffer() {
+                early.0 += e;
+                early.1 += timeouts;
+                if early.2.len() < NAMED {
+                    early.2.push(i);
+                }
+            }
+        }
+        if early.0 > 0 {
+            push(
+                Severity::Warning,
+                "capture.early_resends",
+                format!(
+                    "{} counted as ACK timeouts began less than {} ns after the responder acknowledged waiting requests, sooner than any ACK timeout: the capture may hold each packet twice, or have missed the NAKs that asked for them",
+                    count(early.0, "go-back-N pass", "go-back-N passes"),
+                    crate::analyzer::DUP_NS
+                ),
+                vec![format!(
+                    "early timeouts = {} of {} on these flows",
+                    early.0, early.1
+                )],
+                early.2.iter().map(|&i| key_name(&a.flows[i].key)).collect(),
+                vec![],
+                "A requester resends without a NAK only when its ACK timer expires, at least 8.192 µs (IBTA §9.7.6.1.3) after the last ACK that acknowledged waiting requests, so these passes are not the timeouts they are counted as, and the timeout, retransmission and loss figures of these flows are doubtful. Usual causes: captures from two points merged into one file whose interfaces were merged too (plain mergecap; keep them apart with mergecap -I none, or give the captures as separate files), copies that trail their packets by more than 8.192 µs (a mirror of two ports), or NAKs the capture dropped (see capture.drops and the capture tool's drop count). A NIC that retransmits adaptively, sooner than its configured timeout, would do it too.",
             );
         }
     }

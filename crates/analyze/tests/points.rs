@@ -366,3 +366,33 @@ fn two_points_merged_into_one_interface_are_told_by_their_macs() {
         );
     }
 }
+
+/// Two points merged into one interface on a fabric that keeps the source MAC (one L2
+/// segment): nothing tells the points apart, and each second sighting reads as a go-back-N
+/// pass after an ACK timeout; but those passes begin sooner after the responder's last
+/// progress than any ACK timeout, and `capture.early_resends` says so. The capture at one
+/// point raises nothing of the kind.
+#[test]
+fn second_sightings_on_one_interface_are_early_resends() {
+    for scenario in [Scenario::Clean, Scenario::Lossy] {
+        let evs = scenario_events(scenario, 3000);
+        let name = format!("{scenario:?}");
+        let early = |r: &Value| {
+            r["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["code"] == "capture.early_resends")
+        };
+        assert!(!early(&report(&evs)), "{name}");
+        let one_interface = merged(
+            evs.iter()
+                .flat_map(|e| {
+                    let ts = e.meta.ts_ns as i64;
+                    [(ts, 0, e.clone()), (ts + 20_000, 0, e.clone())]
+                })
+                .collect(),
+        );
+        assert!(early(&report(&one_interface)), "{name}");
+    }
+}
