@@ -111,6 +111,29 @@ fn file_overlaps(spans: &[Option<(u64, u64)>]) -> Vec<(usize, usize, u64)> {
 /// At most this many flows are named in a finding.
 const NAMED: usize = 10;
 
+/// Flows (not a sniffer's) for which `of` gives a count of suspect events of at least 10 and
+/// at least half of all such events: the suspect and all events summed, and the first
+/// [`NAMED`] flows' indices.
+fn suspect_flows(
+    a: &Analyzer,
+    of: impl Fn(&crate::analyzer::FlowState) -> Option<(u64, u64)>,
+) -> (u64, u64, Vec<usize>) {
+    let mut out = (0, 0, Vec::new());
+    for (i, f) in a.flows.iter().enumerate() {
+        let Some((suspect, all)) = of(f) else {
+            continue;
+        };
+        if suspect >= 10 && suspect * 2 >= all && !f.sniffer() {
+            out.0 += suspect;
+            out.1 += all;
+            if out.2.len() < NAMED {
+                out.2.push(i);
+            }
+        }
+    }
+    out
+}
+
 /// How long a request may go unanswered, with the capture still running, before its
 /// connection counts as stalled: longer than an RC requester's whole retry budget at common
 /// settings (7 retries of a 67 ms ACK timeout), far longer than any healthy ACK.
@@ -1183,23 +1206,13 @@ fn findings(
     // At least half a flow's resends (real ones at the first point are resends too, and
     // seen again at the second) came with another MAC, and under 1% of its packets were new
     // ones with another (a path that changed after a reroute changes both).
-    let mut merged = (0u64, 0u64, Vec::new());
+    let mut merged = (0, 0, Vec::new());
     if a.other_points.0 == 0 {
-        for (i, f) in a.flows.iter().enumerate() {
+        merged = suspect_flows(a, |f| {
             let retx = f.req.sum().map_or(0, |q| q.retx);
-            let other = u64::from(f.retx_other_mac);
-            if other >= 10
-                && other * 2 >= retx
-                && u64::from(f.new_other_mac) * 100 < f.packets
-                && !f.sniffer()
-            {
-                merged.0 += other;
-                merged.1 += retx;
-                if merged.2.len() < NAMED {
-                    merged.2.push(i);
-                }
-            }
-        }
+            let new_ok = u64::from(f.new_other_mac) * 100 < f.packets;
+            new_ok.then_some((u64::from(f.retx_other_mac), retx))
+        });
         if merged.0 > 0 {
             push(
                 Severity::Warning,
@@ -1222,18 +1235,10 @@ fn findings(
     // the responder acknowledged waiting requests: not what a requester does, so the capture
     // (or the NIC) is not what the transport figures assume. Half or more of at least 10.
     if a.other_points.0 == 0 && merged.0 == 0 {
-        let mut early = (0u64, 0u64, Vec::new());
-        for (i, f) in a.flows.iter().enumerate() {
+        let early = suspect_flows(a, |f| {
             let timeouts = f.req.sum().map_or(0, |q| q.triggers.timeout);
-            let e = u64::from(f.early_timeouts);
-            if e >= 10 && e * 2 >= timeouts && !f.sniffer() {
-                early.0 += e;
-                early.1 += timeouts;
-                if early.2.len() < NAMED {
-                    early.2.push(i);
-                }
-            }
-        }
+            Some((u64::from(f.early_timeouts), timeouts))
+        });
         if early.0 > 0 {
             push(
                 Severity::Warning,
