@@ -90,7 +90,7 @@ read -r rss2 rss4 rng2 rng4 <<< "$(rss_pair $m2 $m4)"
 read -r rssi2 rssi4 rngi2 rngi4 <<< "$(rss_pair $i2 $i4)"
 
 # The machine: the two-thread pass scales with the cores' speed, cat with the memory's, so the
-# fraction of cat differs between machine kinds (0.23-0.27 on a Zen 4 EPYC, 0.12-0.14 on a Zen 1).
+# fraction of cat differs between machine kinds (0.15-0.27 on a Zen 4 EPYC with its vCPUs far or near, 0.12-0.14 on a Zen 1).
 cpu=$(awk -F': ' '/^model name/ {m=$2} /^cpu family/ {f=$2} /^model\t/ {o=$2} END {printf "%s, family %s model %s", m, f, o}' /proc/cpuinfo)
 printf 'machine: %s; %s CPUs; L2 %s, L3 %s\n' "$cpu" "$(nproc)" \
   "$(lscpu | awk -F': *' '/^L2 cache/ {print $2}')" "$(lscpu | awk -F': *' '/^L3 cache/ {print $2}')"
