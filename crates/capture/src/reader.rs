@@ -773,6 +773,14 @@ impl CaptureReader {
                 }
             }
             Format::Pcapng => {
+                // Every block holds its type and two lengths (pcapng §3.1); pcap-parser 0.17
+                // subtracts 12 from a shorter length of some block types unchecked.
+                let declared = self.declared_len();
+                if declared < 12 {
+                    return Step::Corrupt(format!(
+                        "block length {declared} is below the 12 bytes of its type and lengths"
+                    ));
+                }
                 let r = if avail[..4] == PCAPNG_SHB {
                     pcap_parser::pcapng::parse_sectionheaderblock(avail)
                         .map(|(r, s)| (r, Block::SectionHeader(s)))
