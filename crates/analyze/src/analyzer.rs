@@ -1773,6 +1773,8 @@ pub struct Analyzer {
     pub(crate) link_forced: bool,
     pub(crate) fragments: (u64, Vec<u64>),
     pub(crate) frag_needed: (u64, Vec<u64>),
+    /// RoCE or IB frames the capture cut before the end of their BTH, and the first of them.
+    pub(crate) cut_before_bth: (u64, Vec<u64>),
     /// Request flows that started their PSNs afresh ([`Analyzer::restart`]): how often, the
     /// first frames, and the first flows.
     pub(crate) psn_restarts: (u64, Vec<u64>),
@@ -2131,6 +2133,7 @@ impl Analyzer {
             search_base: SEARCH_BASE,
             fragments: (0, Vec::new()),
             frag_needed: (0, Vec::new()),
+            cut_before_bth: (0, Vec::new()),
             psn_restarts: (0, Vec::new()),
             restart_flows: Vec::new(),
             duplicates: (0, Vec::new()),
@@ -2397,7 +2400,13 @@ impl Analyzer {
                 sample(&mut self.fragments.1, m.number);
             }
         }
-        let Some(bth) = e.bth else { return };
+        let Some(bth) = e.bth else {
+            if e.truncated && e.encap.is_some() {
+                self.cut_before_bth.0 += 1;
+                sample(&mut self.cut_before_bth.1, m.number);
+            }
+            return;
+        };
         let Some(nodes) = &e.nodes else { return };
         self.capture.rdma_packets += 1;
         let info = OpInfo::of(bth.opcode);

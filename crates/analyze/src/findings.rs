@@ -636,6 +636,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
     };
     capture.untracked_packets = a.untracked.packets;
     capture.untracked_cm = a.cm_untracked;
+    capture.cut_before_bth = a.cut_before_bth.0;
     capture.skipped_searches = a.searches_skipped;
     let findings = findings(&a, facts, &totals, &connections, &pfc, &dcbx, &capture);
     let timeline = timeline(&a, sizes);
@@ -1555,7 +1556,26 @@ fn findings(
             "The REQ never reached the passive side's CM or its answer was lost: check that UDP 4791 is not filtered (firewalls matter for Soft-RoCE), that the GID index used maps to the right interface and IP, and that the server listens.",
         );
     }
-    if a.truncated_frames.0 > 0 {
+    if a.cut_before_bth.0 > 0 {
+        push(
+            Severity::Warning,
+            "capture.truncated",
+            format!(
+                "{} cut before the end of {} BTH: {} queue pair, PSN and opcode are unknown, so {} out of the analysis",
+                count(a.cut_before_bth.0, "RoCE or InfiniBand frame was", "RoCE or InfiniBand frames were"),
+                if a.cut_before_bth.0 == 1 { "its" } else { "their" },
+                if a.cut_before_bth.0 == 1 { "its" } else { "their" },
+                if a.cut_before_bth.0 == 1 { "it is left" } else { "they are left" },
+            ),
+            vec![format!(
+                "capture.cut_before_bth = {}, frames cut by the snaplen = {}, rdma_packets = {}",
+                a.cut_before_bth.0, a.truncated_frames.0, cap.rdma_packets
+            )],
+            vec![],
+            a.cut_before_bth.1.clone(),
+            "The snaplen is shorter than the headers. Capture at least 128 bytes a frame (tcpdump -s 128, rdmascope capture --snaplen 128): enough for RoCEv2 over IPv4 or IPv6 with a VLAN tag, and for InfiniBand with a GRH, with their extension headers.",
+        );
+    } else if a.truncated_frames.0 > 0 {
         push(
             Severity::Info,
             "capture.truncated",
@@ -1682,7 +1702,7 @@ fn findings(
             "No fabric has that many pausing ports: the frames are most likely damaged or forged (random source MACs). Find where they come from with `rdmascope show -Y macc` before trusting any PFC figure of this capture.",
         );
     }
-    if cap.rdma_packets == 0 {
+    if cap.rdma_packets == 0 && cap.cut_before_bth == 0 {
         push(
             Severity::Warning,
             "capture.no_rdma",

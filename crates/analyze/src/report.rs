@@ -339,6 +339,9 @@ pub struct Capture {
     pub untracked_packets: u64,
     /// CM connections beyond as many as flows are analysed: requested, not recorded.
     pub untracked_cm: u64,
+    /// RoCE or InfiniBand frames the snaplen cut before the end of their BTH: in no flow
+    /// and not in `rdma_packets` (finding `capture.truncated`).
+    pub cut_before_bth: u64,
     /// ACKs, NAKs, READ responses and CNPs whose requester was not searched for: the searches'
     /// budget was spent (finding `capture.search_limit`).
     pub skipped_searches: u64,

@@ -259,6 +259,56 @@ fn every_scenario_matches_its_ground_truth() {
     }
 }
 
+/// Snaplens shorter than the headers, and a capture that ends early, against the truth. With
+/// 64 bytes, RoCEv2 over IPv4 keeps its BTH but not every extension header (payload lengths
+/// still come from the IP length; a REJ's reason is gone, so no `cm.reject`); RoCEv2 over
+/// IPv6 and IB with a GRH lose the BTH (`capture.truncated` as a warning, not
+/// `capture.no_rdma`). A connection whose MTUs differ but that sends no multi-packet message
+/// in the capture shows no `mtu.mismatch`. (Cases a sweep over random seeds and options found.)
+#[test]
+fn headers_cut_by_the_snaplen_and_early_ends_match_the_truth() {
+    let d = tmp();
+    let cases: &[(&str, u32, &[&str])] = &[
+        ("mixed", 10000, &["--snaplen", "64"]),
+        ("clean", 5000, &["--snaplen", "64", "--ipv6"]),
+        ("ib", 5000, &["--snaplen", "64"]),
+        (
+            "lossy",
+            10000,
+            &["--snaplen", "96", "--ipv6", "--vlan", "5"],
+        ),
+        ("misconfig", 500, &["--ipv6", "--seed", "833705"]),
+    ];
+    for (i, (scenario, n, extra)) in cases.iter().enumerate() {
+        let name = format!("cut-{i}-{scenario}");
+        let truth = d.join(format!("{name}.json"));
+        let opts = [&["--truth", truth.to_str().unwrap()], *extra].concat();
+        let cap = generated_with(&d, &format!("{name}.pcap"), scenario, *n, &opts);
+        let t: Value = serde_json::from_str(&std::fs::read_to_string(&truth).unwrap()).unwrap();
+        let r = analyze(&cap, &[]);
+        compare(&name, &t, &r);
+        assert_eq!(
+            r["capture"]["cut_before_bth"], t["cut_before_bth"],
+            "{name}"
+        );
+        match i {
+            1 => {
+                assert_eq!(r["capture"]["cut_before_bth"], u64::from(*n), "{name}");
+                let cut = with_code(&r, "capture.truncated");
+                assert_eq!(cut[0]["severity"], "warning", "{name}");
+            }
+            2 => assert!(t["cut_before_bth"].as_u64().unwrap() > 0, "{name}"),
+            4 => assert!(
+                t["connections"].as_array().unwrap().iter().any(|c| c["path_mtu"]
+                    != c["b_path_mtu"]
+                    && c["observed_mtu_b_to_a"].is_null()),
+                "{name}: a connection with an MTU mismatch its data does not show"
+            ),
+            _ => {}
+        }
+    }
+}
+
 #[test]
 fn clean_scenario_has_no_warning() {
     let d = tmp();

@@ -268,10 +268,15 @@ pub fn expected_findings(
     if !paused.is_empty() && data_prios.iter().any(|p| !paused.contains(p)) {
         f.push("pfc.priority_mismatch");
     }
-    if t.connections
-        .iter()
-        .any(|x| x.path_mtu != x.b_path_mtu && x.rejected.is_none())
-    {
+    // A mismatch shows when packets of a side differ from what CM agreed or from the other
+    // side's (a connection that ends before its data shows none).
+    if t.connections.iter().any(|x| {
+        let seen = [x.observed_mtu_a_to_b, x.observed_mtu_b_to_a];
+        let vs_cm = x
+            .cm_path_mtu
+            .is_some_and(|m| seen.iter().flatten().any(|&o| o != m));
+        vs_cm || matches!(seen, [Some(a), Some(b)] if a != b)
+    }) {
         f.push("mtu.mismatch");
     }
     if c.icrc.bad > 0 {
@@ -310,10 +315,10 @@ pub fn expected_findings(
     if !t.events.cm_rejects.is_empty() {
         f.push("cm.reject");
     }
-    if c.icrc.truncated > 0 {
+    if c.icrc.truncated > 0 || t.cut_before_bth > 0 {
         f.push("capture.truncated");
     }
-    if c.packets == 0 {
+    if c.packets == 0 && t.cut_before_bth == 0 {
         f.push("capture.no_rdma");
     }
     let mut v: Vec<String> = f.into_iter().map(str::to_string).collect();

@@ -271,6 +271,9 @@ struct Tally {
     retx: Option<Cause>,
     /// Offset of the first payload byte in the frame (for `--corrupt-rate`).
     payload_at: usize,
+    /// Offset of the first byte after the BTH: a frame cut before it is no RDMA packet to
+    /// `analyze`.
+    bth_end: usize,
     /// The network delayed it (see [`ConnCfg::reorder_every`]).
     late: bool,
     /// A response (ACK, NAK, RNR NAK, READ response): the requester's flow it answers.
@@ -445,6 +448,9 @@ struct FlowState {
     /// RNR NAKs since the last other response, and the most of them.
     rnr_in_row: u64,
     rnr_naks_in_a_row: u64,
+    /// The largest payload of its FIRST and MIDDLE packets: the MTU its sender packetises
+    /// with, as the capture shows it (0: none seen).
+    max_fm_payload: u32,
 }
 
 /// The simulation.
@@ -546,19 +552,9 @@ impl<'s> Sim<'s> {
         self.conns.push(Conn::new(cfg, comm_a, comm_b, ud_psn));
         let c = &self.conns[id].cfg;
         let name = |n: usize, s: &Self| s.node_name(n, c.fabric);
-        // Where a MAD starts in the frame, and whether the capture keeps enough of a REQ.
-        let mad_at = match c.fabric {
-            Fabric::RoceV2 => {
-                14 + 4 * usize::from(self.opts.vlan.is_some())
-                    + if self.opts.ipv6 { 40 } else { 20 }
-                    + 8
-                    + 12
-                    + 8
-            }
-            Fabric::Ib { grh } => 8 + 40 * usize::from(grh) + 12 + 8,
-        };
-        // (`analyze` learns a connection from its REQ, so it reads the REP's fields only then.)
-        let req_read = c.cm && self.opts.snaplen >= mad_at + 164;
+        // Whether the capture keeps enough of a REQ (`analyze` learns a connection from its
+        // REQ, so it reads the REP's fields only then).
+        let req_read = c.cm && self.mad_kept(c.fabric, 164);
         self.truth.connections.push(truth::ConnTruth {
             a: truth::End {
                 node: name(c.a, self),
@@ -572,6 +568,9 @@ impl<'s> Sim<'s> {
             },
             path_mtu: c.pmtu,
             b_path_mtu: c.b_pmtu,
+            cm_path_mtu: req_read.then_some(c.pmtu),
+            observed_mtu_a_to_b: None,
+            observed_mtu_b_to_a: None,
             transport: "RC".into(),
             learned: if c.cm { "cm" } else { "inferred" }.into(),
             application: c.service_port.and_then(app_name).map(str::to_string),
@@ -605,6 +604,22 @@ impl<'s> Sim<'s> {
         };
         self.aux.push((a, st));
         self.push(start, Ev::Aux(self.aux.len() - 1));
+    }
+
+    /// Whether the capture keeps the first `len` bytes of a MAD on `fabric` (CM messages are
+    /// decoded only when the fields they need are all there).
+    fn mad_kept(&self, fabric: Fabric, len: usize) -> bool {
+        let mad_at = match fabric {
+            Fabric::RoceV2 => {
+                14 + 4 * usize::from(self.opts.vlan.is_some())
+                    + if self.opts.ipv6 { 40 } else { 20 }
+                    + 8
+                    + 12
+                    + 8
+            }
+            Fabric::Ib { grh } => 8 + 40 * usize::from(grh) + 12 + 8,
+        };
+        self.opts.snaplen >= mad_at + len
     }
 
     fn node_name(&self, n: usize, fabric: Fabric) -> String {
@@ -731,7 +746,11 @@ impl<'s> Sim<'s> {
             }
         }
         if let Some(t) = o.tally.take() {
-            self.tally(ts, &t, o.orig_len, truncated, corrupted);
+            if o.data.len() >= t.bth_end {
+                self.tally(ts, &t, o.orig_len, truncated, corrupted);
+            } else {
+                self.truth.cut_before_bth += 1;
+            }
         }
         if let Some((src, m)) = o.pfc {
             self.tally_pfc(ts, src, m);
@@ -770,6 +789,11 @@ impl<'s> Sim<'s> {
         let f = self.flows.entry(t.flow).or_default();
         if f.transport.is_empty() {
             f.transport = info.transport.name().to_string();
+        }
+        // `analyze` leaves a READ response with a bad ICRC out (its requester drops it).
+        let bad_response = corrupted && info.op.is_response();
+        if matches!(info.op.position(), Position::First | Position::Middle) && !bad_response {
+            f.max_fm_payload = f.max_fm_payload.max(t.payload);
         }
         let c = &mut f.counters;
         c.packets += 1;
@@ -990,6 +1014,22 @@ impl<'s> Sim<'s> {
         let mut totals = Counters::default();
         let mut flows: Vec<_> = std::mem::take(&mut self.flows).into_iter().collect();
         flows.sort_by_key(|(k, _)| *k);
+        let mtus: BTreeMap<(String, String, u32), u32> = flows
+            .iter()
+            .filter(|(_, f)| f.max_fm_payload > 0)
+            .map(|&((src, dst, tag, qp), ref f)| {
+                let fab = fabric_of_tag(tag);
+                let name = |n: u16| self.node_name(n as usize, fab);
+                ((name(src), name(dst), qp), f.max_fm_payload)
+            })
+            .collect();
+        for c in &mut self.truth.connections {
+            let mtu = |a: &truth::End, b: &truth::End| {
+                mtus.get(&(a.node.clone(), b.node.clone(), b.qpn)).copied()
+            };
+            c.observed_mtu_a_to_b = mtu(&c.a, &c.b);
+            c.observed_mtu_b_to_a = mtu(&c.b, &c.a);
+        }
         for ((src, dst, tag, qp), mut f) in flows {
             f.counters.missing_packets = f.psns.missing();
             totals.add(&f.counters);
@@ -1144,6 +1184,7 @@ impl<'s> Sim<'s> {
             ack,
             retx,
             payload_at,
+            bth_end: payload_at - ext_len,
             late: self.late_ns > 0,
             answers: (from_b && info.op.is_response()).then_some((
                 dst as u16,
@@ -1899,8 +1940,11 @@ impl<'s> Sim<'s> {
             }
             Cm::Rtu => self.schedule_tx(now + 5_000, c),
             Cm::Rej(reason) => {
-                let name = self.node_name(cfg.a, cfg.fabric);
-                self.truth.events.cm_rejects.push((name, reason));
+                // A REJ is read when the capture keeps the 36 bytes of its MAD up to the reason.
+                if self.mad_kept(cfg.fabric, 36) {
+                    let name = self.node_name(cfg.a, cfg.fabric);
+                    self.truth.events.cm_rejects.push((name, reason));
+                }
                 self.conns[c].finished = true;
             }
             Cm::Dreq => self.mad_frame(

@@ -130,6 +130,12 @@ pub struct ConnTruth {
     pub path_mtu: u32,
     /// Path MTU the B side uses for its packets when it differs (a misconfiguration).
     pub b_path_mtu: u32,
+    /// The path MTU of the CM REQ, when the capture keeps enough of the REQ to read it.
+    pub cm_path_mtu: Option<u32>,
+    /// The largest FIRST or MIDDLE payload each side sent in the capture: the MTU it
+    /// packetises with, as the capture shows it (`None`: no such packet).
+    pub observed_mtu_a_to_b: Option<u32>,
+    pub observed_mtu_b_to_a: Option<u32>,
     pub transport: String,
     pub learned: String,
     pub application: Option<String>,
@@ -250,6 +256,9 @@ pub struct Truth {
     pub link_bps: u64,
     pub snaplen: u32,
     pub frames: u64,
+    /// RoCE or IB frames the snaplen cut before the end of their BTH: counted in `frames`,
+    /// in no flow and in none of the `totals`.
+    pub cut_before_bth: u64,
     pub first_ts_ns: u64,
     pub last_ts_ns: u64,
     pub totals: Counters,

@@ -857,28 +857,30 @@ impl<'a> Frame<'a> {
                 "LRH PktLen runs past the end of the frame",
             );
         }
-        match l.lnh {
-            lnh::IBA_LOCAL => {
-                self.bth_and_rest(at + 8, pkt_end - (at + 8), opts)?;
-                self.check_icrc_with(pkt_end, opts, |f, icrc_at| {
-                    icrc::ib_local(&f.data[at..icrc_at])
-                });
-            }
-            lnh::IBA_GLOBAL => {
-                self.grh_then_bth(at + 8, opts)?;
-            }
+        // The headers after the LRH; the VCRC is read even when they fail (a frame cut
+        // before its BTH still has its VCRC cut).
+        let inner = match l.lnh {
+            lnh::IBA_LOCAL => self
+                .bth_and_rest(at + 8, pkt_end - (at + 8), opts)
+                .map(|()| {
+                    self.check_icrc_with(pkt_end, opts, |f, icrc_at| {
+                        icrc::ib_local(&f.data[at..icrc_at])
+                    })
+                }),
+            lnh::IBA_GLOBAL => self.grh_then_bth(at + 8, opts),
             lnh::IP_NON_IBA => {
                 self.encap = None;
-                self.ipv6(at + 8, opts)?;
+                self.ipv6(at + 8, opts)
             }
             _ => {
                 // Raw: a 4-byte RWH (reserved, EtherType) follows.
                 self.encap = None;
-                if let Some(r) = d.get(at + 8..at + 12) {
-                    self.network(u16::from_be_bytes([r[2], r[3]]), at + 12, opts)?;
+                match d.get(at + 8..at + 12) {
+                    Some(r) => self.network(u16::from_be_bytes([r[2], r[3]]), at + 12, opts),
+                    None => Ok(()),
                 }
             }
-        }
+        };
         // VCRC: the 2 bytes after PktLen×4, over LRH through ICRC.
         if let Some(v) = d.get(pkt_end..pkt_end + 2) {
             let stored = u16::from_le_bytes([v[0], v[1]]);
@@ -890,7 +892,7 @@ impl<'a> Frame<'a> {
         } else {
             self.vcrc = Some(IcrcStatus::Truncated);
         }
-        Ok(())
+        inner
     }
 
     /// BTH at `tstart`; `tlen` bytes from the BTH through the ICRC per the enclosing headers.
@@ -914,12 +916,14 @@ impl<'a> Frame<'a> {
             );
         }
         let ext_at = tstart + bth::HEADER_LEN;
+        // The opcode fixes the extension headers' length, so the payload's length is known
+        // even when the capture cut them.
+        self.payload_offset = ext_at + ext_len;
+        self.payload_len = tlen - hdrs - usize::from(b.padcnt);
         let avail = &d[ext_at.min(d.len())..];
         if let Err(stop) = self.ext.parse_into(info.ext, avail) {
             return self.short(Layer::Ext, ext_at + stop, "extension header cut short");
         }
-        self.payload_offset = ext_at + ext_len;
-        self.payload_len = tlen - hdrs - usize::from(b.padcnt);
         // MADs travel on QP0/QP1 as UD SEND Only.
         self.is_mad =
             info.transport == Transport::Ud && info.op == Operation::SendOnly && b.destqp <= 1;

@@ -88,6 +88,10 @@ proptest! {
         prop_assert!(f.truncated || cut == data.len());
         if f.bth.is_some() && cut < data.len() {
             prop_assert_eq!(f.icrc, Some(IcrcStatus::Truncated));
+            // The opcode fixes the extension headers' length: the payload's length is known
+            // wherever after the BTH the cut falls.
+            let whole = Frame::decode(1, &data, data.len() as u32, &DecodeOptions::default());
+            prop_assert_eq!(f.payload_len, whole.payload_len, "cut at {}", cut);
         }
         touch_all(&f);
     }
@@ -100,6 +104,32 @@ proptest! {
             let _ = flt.matches(&RecordMeta::default(), &f);
         }
     }
+}
+
+/// A native IB frame (LINKTYPE_INFINIBAND) cut inside its GRH: no BTH, its VCRC cut too.
+#[test]
+fn ib_frame_cut_before_its_bth_has_its_vcrc_cut() {
+    let s1 = unhex(S1);
+    // LRH: VL 0, LNH 3 (GRH follows), DLID 2, PktLen 20 words (LRH, GRH, BTH to ICRC), SLID 1;
+    // then S1's GRH onwards and a VCRC.
+    let mut data = unhex("0003000200140001");
+    data.extend_from_slice(&s1[14..]);
+    data.extend_from_slice(&[0, 0]);
+    assert_eq!(data.len(), 20 * 4 + 2);
+    for cut in [8, 30, 48, 55] {
+        let f = Frame::decode(
+            247,
+            &data[..cut],
+            data.len() as u32,
+            &DecodeOptions::default(),
+        );
+        assert!(f.error.is_none(), "cut at {cut}: {:?}", f.error);
+        assert!(f.bth.is_none(), "cut at {cut}");
+        assert_eq!(f.vcrc, Some(IcrcStatus::Truncated), "cut at {cut}");
+    }
+    let f = Frame::decode(247, &data, data.len() as u32, &DecodeOptions::default());
+    assert!(f.bth.is_some());
+    assert!(f.vcrc.is_some_and(|v| v != IcrcStatus::Truncated));
 }
 
 #[test]
