@@ -1703,14 +1703,27 @@ fn findings(
         );
     }
     if cap.rdma_packets == 0 && cap.cut_before_bth == 0 {
+        let advice = "Hardware RoCE bypasses the kernel, so tcpdump on the netdev sees nothing of it. Capture from the RDMA device instead: `rdmascope capture -i mlx5_0`, `tcpdump -i mlx5_0` (libpcap with RDMA sniffing), or `ibdump -d mlx5_0`; or mirror the switch port.";
+        let cut = a.truncated_frames.0;
+        let advice = if cut > 0 {
+            format!("{} by the capture's snaplen: one shorter than the headers can hide RoCE (the UDP port 4791 cut off), so capture at least 128 bytes a frame first. {advice}", count(cut, "frame was cut", "frames were cut"))
+        } else {
+            advice.to_string()
+        };
         push(
             Severity::Warning,
             "capture.no_rdma",
-            format!("No RoCE or InfiniBand packet in {}", count(cap.packets, "packet", "packets")),
-            vec![format!("packets = {}, rdma_packets = 0", cap.packets)],
+            format!(
+                "No RoCE or InfiniBand packet in {}",
+                count(cap.packets, "packet", "packets")
+            ),
+            vec![format!(
+                "packets = {}, rdma_packets = 0, frames cut by the snaplen = {cut}",
+                cap.packets
+            )],
             vec![],
             vec![],
-            "Hardware RoCE bypasses the kernel, so tcpdump on the netdev sees nothing of it. Capture from the RDMA device instead: `rdmascope capture -i mlx5_0`, `tcpdump -i mlx5_0` (libpcap with RDMA sniffing), or `ibdump -d mlx5_0`; or mirror the switch port.",
+            &advice,
         );
     }
     out.sort_by(|x, y| x.severity.cmp(&y.severity).then(x.code.cmp(&y.code)));

@@ -263,7 +263,8 @@ fn every_scenario_matches_its_ground_truth() {
 /// 64 bytes, RoCEv2 over IPv4 keeps its BTH but not every extension header (payload lengths
 /// still come from the IP length; a REJ's reason is gone, so no `cm.reject`); RoCEv2 over
 /// IPv6 and IB with a GRH lose the BTH (`capture.truncated` as a warning, not
-/// `capture.no_rdma`). A connection whose MTUs differ but that sends no multi-packet message
+/// `capture.no_rdma`); behind a VLAN tag even the UDP port is cut, and `capture.no_rdma` says
+/// the snaplen may hide RoCE. A connection whose MTUs differ but that sends no multi-packet message
 /// in the capture shows no `mtu.mismatch`. (Cases a sweep over random seeds and options found.)
 #[test]
 fn headers_cut_by_the_snaplen_and_early_ends_match_the_truth() {
@@ -278,6 +279,11 @@ fn headers_cut_by_the_snaplen_and_early_ends_match_the_truth() {
             &["--snaplen", "96", "--ipv6", "--vlan", "5"],
         ),
         ("misconfig", 500, &["--ipv6", "--seed", "833705"]),
+        (
+            "incast",
+            3000,
+            &["--snaplen", "64", "--ipv6", "--vlan", "9"],
+        ),
     ];
     for (i, (scenario, n, extra)) in cases.iter().enumerate() {
         let name = format!("cut-{i}-{scenario}");
@@ -304,6 +310,11 @@ fn headers_cut_by_the_snaplen_and_early_ends_match_the_truth() {
                     && c["observed_mtu_b_to_a"].is_null()),
                 "{name}: a connection with an MTU mismatch its data does not show"
             ),
+            5 => {
+                let none = with_code(&r, "capture.no_rdma");
+                let advice = none[0]["advice"].as_str().unwrap();
+                assert!(advice.contains("at least 128 bytes"), "{name}: {advice}");
+            }
             _ => {}
         }
     }

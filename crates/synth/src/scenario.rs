@@ -315,7 +315,7 @@ pub fn expected_findings(
     if !t.events.cm_rejects.is_empty() {
         f.push("cm.reject");
     }
-    if c.icrc.truncated > 0 || t.cut_before_bth > 0 {
+    if t.cut_frames > 0 {
         f.push("capture.truncated");
     }
     if c.packets == 0 && t.cut_before_bth == 0 {

@@ -274,6 +274,12 @@ struct Tally {
     /// Offset of the first byte after the BTH: a frame cut before it is no RDMA packet to
     /// `analyze`.
     bth_end: usize,
+    /// The bytes a capture needs to tell the frame is RoCE or IB: cut shorter, it is none.
+    known_at: usize,
+    /// The priority of RDMA data (RoCEv2, not a CNP, QP above 1).
+    data_prio: Option<u8>,
+    /// A requester's UDP source port (RoCEv2 RC/UC/XRC requests).
+    sport: Option<u16>,
     /// The network delayed it (see [`ConnCfg::reorder_every`]).
     late: bool,
     /// A response (ACK, NAK, RNR NAK, READ response): the requester's flow it answers.
@@ -733,6 +739,7 @@ impl<'s> Sim<'s> {
             self.truth.first_ts_ns = ts;
         }
         self.truth.frames += 1;
+        self.truth.cut_frames += u64::from(truncated);
         self.truth.last_ts_ns = ts;
         // Native IB frames end in a VCRC, which covers the corrupted byte too.
         if o.iface == 1 {
@@ -748,7 +755,7 @@ impl<'s> Sim<'s> {
         if let Some(t) = o.tally.take() {
             if o.data.len() >= t.bth_end {
                 self.tally(ts, &t, o.orig_len, truncated, corrupted);
-            } else {
+            } else if o.data.len() >= t.known_at {
                 self.truth.cut_before_bth += 1;
             }
         }
@@ -785,6 +792,12 @@ impl<'s> Sim<'s> {
             } else {
                 r.rnr_in_row = 0;
             }
+        }
+        if let Some(p) = t.data_prio {
+            self.data_priorities.insert(p);
+        }
+        if let Some(s) = t.sport {
+            self.sport_flows.entry(s).or_default().insert(t.flow);
         }
         let f = self.flows.entry(t.flow).or_default();
         if f.transport.is_empty() {
@@ -1153,16 +1166,17 @@ impl<'s> Sim<'s> {
             .then(|| t.ext.aeth.map(|a| (t.bth.psn, a.syndrome)))
             .flatten();
         let flow = (src as u16, dst as u16, fabric_tag(fabric), t.bth.destqp);
+        // RDMA data's priority, and a requester's UDP source port, once the frame is captured.
+        let mut data_prio = None;
+        let mut sport = None;
         if fabric == Fabric::RoceV2 && info.op != Operation::Cnp && t.bth.destqp > 1 {
-            let prio = match self.opts.vlan {
+            data_prio = Some(match self.opts.vlan {
                 Some(_) => cfg.pcp,
                 None => dscp >> 3,
-            };
-            self.data_priorities.insert(prio);
+            });
             if !from_b && !info.op.is_response() && info.transport != rdmascope_wire::Transport::Ud
             {
-                let sport = if from_b { cfg.sport_b } else { cfg.sport_a };
-                self.sport_flows.entry(sport).or_default().insert(flow);
+                sport = Some(cfg.sport_a);
             }
         }
         if drop.is_some() {
@@ -1185,6 +1199,14 @@ impl<'s> Sim<'s> {
             retx,
             payload_at,
             bth_end: payload_at - ext_len,
+            known_at: match fabric {
+                // The UDP header's end, where the destination port says RoCEv2.
+                Fabric::RoceV2 => payload_at - ext_len - 12,
+                // The ERF header and the LRH.
+                Fabric::Ib { .. } => 16 + 8,
+            },
+            data_prio,
+            sport,
             late: self.late_ns > 0,
             answers: (from_b && info.op.is_response()).then_some((
                 dst as u16,

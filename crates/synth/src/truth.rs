@@ -256,8 +256,11 @@ pub struct Truth {
     pub link_bps: u64,
     pub snaplen: u32,
     pub frames: u64,
-    /// RoCE or IB frames the snaplen cut before the end of their BTH: counted in `frames`,
-    /// in no flow and in none of the `totals`.
+    /// Frames the snaplen cut, of every kind.
+    pub cut_frames: u64,
+    /// RoCE or IB frames the snaplen cut before the end of their BTH but after what shows
+    /// them to be RoCE or IB (the UDP header, the LRH): counted in `frames`, in no flow and in
+    /// none of the `totals`.
     pub cut_before_bth: u64,
     pub first_ts_ns: u64,
     pub last_ts_ns: u64,
