@@ -165,6 +165,30 @@ const COPIED: u32 = 1 << 31;
 /// Answers remembered per flow to recognise the capture's copies of them ([`Resp::answers`]).
 const ANSWERS: usize = 8;
 
+/// Resent requests remembered per flow, to tell a responder's repeated answers from the
+/// capture's copies of them ([`Analyzer::response_copy`]).
+const RESENDS: usize = 16;
+
+/// When the last [`RESENDS`] requests resent came, the newest at `n - 1` modulo [`RESENDS`].
+#[derive(Debug, Default)]
+struct Resends {
+    at: [u64; RESENDS],
+    n: u32,
+}
+
+impl Resends {
+    fn push(&mut self, ts: u64) {
+        self.at[self.n as usize % RESENDS] = ts;
+        self.n = self.n.wrapping_add(1);
+    }
+
+    /// How many of those remembered came at `t` or later.
+    fn since(&self, t: u64) -> usize {
+        let n = (self.n as usize).min(RESENDS);
+        self.at[..n].iter().filter(|&&a| a >= t).count()
+    }
+}
+
 /// The bit of a time in [`Resp::answers`] that says its copy came.
 const ANSWER_COPIED: u64 = 1 << 63;
 
@@ -966,8 +990,9 @@ pub(crate) struct Req {
     /// When an ACK last acknowledged requests waiting for one (0: never): a requester's ACK
     /// timer restarts then, so no timeout fires sooner than [`DUP_NS`] after it.
     progress_at: u64,
-    /// When the last request resent came (see [`Analyzer::response_copy`]).
-    last_resent_at: Option<u64>,
+    /// When the last requests resent came (see [`Analyzer::response_copy`]); allocated at the
+    /// first.
+    resends: Option<Box<Resends>>,
     ackreq: VecDeque<(u32, u64)>,
     /// Frame of the newest request in `ackreq` or `reads` (the one a stall leaves unanswered).
     last_wait_frame: u64,
@@ -2720,7 +2745,7 @@ impl Analyzer {
             Class::Retransmitted | Class::GapFilled => {
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
-                    rq.last_resent_at = Some(ts);
+                    rq.resends.get_or_insert_with(Box::default).push(ts);
                     fl.retx_other_mac = fl.retx_other_mac.saturating_add(u32::from(other_mac));
                     // A jump forward to the PSN a NAK named: the requester starts over there
                     // before its pass reached it. The next request seen after the last resend
@@ -2979,11 +3004,14 @@ impl Analyzer {
 
     /// Whether packet `e` of flow `fi`, an ACK, NAK or READ response, is the capture's second
     /// copy of one of the last [`ANSWERS`] on the flow (same opcode, PSN and AETH) whose copy
-    /// has not come, less than [`DUP_NS`] after it with no request resent since; if so it is
+    /// has not come, less than [`DUP_NS`] after it, with no request resent since it and no
+    /// more resent in the [`DUP_NS`] before it than the alike answers so far; if so it is
     /// counted as such (and must count as nothing else). A responder answers a request once,
-    /// and again only when the request comes again (a resend, which the capture shows before
-    /// the answer). UD packets are not checked: a flow's key has no source QP, and UD QPs of
-    /// one node sending to one QP may well be at the same PSN at once.
+    /// and again only when the request comes again: a resend, which the capture shows before
+    /// the answer, and in a go-back-N pass resends of requests the responder has come
+    /// before their answers, each answered alike. UD packets are not checked: a flow's key has
+    /// no source QP, and UD QPs of one node sending to one QP may well be at the same PSN at
+    /// once.
     #[inline]
     fn response_copy(&mut self, fi: usize, e: &Event, bth: Bth) -> bool {
         let aeth = e.aeth.map_or(0, |a| {
@@ -2998,7 +3026,11 @@ impl Analyzer {
             .position(|&(t, k)| k == key && t <= ts && ts - t < DUP_NS);
         if let Some(i) = found {
             let first = rs.answers[i].0;
-            if self.unasked(fi, first) {
+            let alike = rs.answers[..n]
+                .iter()
+                .filter(|&&(t, k)| k == key && t <= ts && ts - t < DUP_NS)
+                .count();
+            if self.unasked(fi, first, alike) {
                 self.flows[fi].resp().answers[i].0 |= ANSWER_COPIED;
                 self.duplicate(fi, e.meta.number);
                 return true;
@@ -3010,13 +3042,22 @@ impl Analyzer {
         false
     }
 
-    /// Whether response flow `fi`'s requester resent no request since `t` (none known: none).
+    /// Whether response flow `fi`'s requester resent no request since its answer at `t`, and
+    /// no more than `alike` (the answers like it so far) in the [`DUP_NS`] before it (none
+    /// known: none). The second only while the capture does not hold the requests twice as
+    /// well ([`PAIRED`]): then the answers' copies come right after the resends too.
     #[cold]
-    fn unasked(&self, fi: usize, t: u64) -> bool {
-        let resent = self.flows[fi]
+    fn unasked(&self, fi: usize, t: u64, alike: usize) -> bool {
+        let Some(rq) = self.flows[fi]
             .peer()
-            .and_then(|p| self.flows[p].req.live_ref()?.last_resent_at);
-        resent.is_none_or(|r| r < t)
+            .and_then(|p| self.flows[p].req.live_ref())
+        else {
+            return true;
+        };
+        let Some(r) = rq.resends.as_deref() else {
+            return true;
+        };
+        r.since(t) == 0 && (rq.pairs >= PAIRED || r.since(t.saturating_sub(DUP_NS)) <= alike)
     }
 
     fn ack(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: Bth) {

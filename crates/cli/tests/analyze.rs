@@ -320,6 +320,29 @@ fn headers_cut_by_the_snaplen_and_early_ends_match_the_truth() {
     }
 }
 
+/// At 400 Gb/s a go-back-N pass resends several requests with AckReq that the responder
+/// already has before the first of its alike answers comes back: each is answered, so the
+/// answers are duplicate ACKs, not the capture's copies (a sweep over random seeds found it).
+#[test]
+fn alike_answers_to_a_burst_of_resends_are_not_copies() {
+    let d = tmp();
+    let truth = d.join("reorder-400g.json");
+    let opts = [
+        "--seed",
+        "17330",
+        "--link",
+        "400G",
+        "--truth",
+        truth.to_str().unwrap(),
+    ];
+    let cap = generated_with(&d, "reorder-400g.pcapng", "reorder", 40000, &opts);
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&truth).unwrap()).unwrap();
+    let r = analyze(&cap, &[]);
+    compare("reorder-400g", &t, &r);
+    assert!(r["totals"]["duplicate_acks"].as_u64().unwrap() > 30);
+    assert!(with_code(&r, "capture.duplicates").is_empty());
+}
+
 #[test]
 fn clean_scenario_has_no_warning() {
     let d = tmp();
