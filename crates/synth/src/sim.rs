@@ -612,20 +612,23 @@ impl<'s> Sim<'s> {
         self.push(start, Ev::Aux(self.aux.len() - 1));
     }
 
-    /// Whether the capture keeps the first `len` bytes of a MAD on `fabric` (CM messages are
-    /// decoded only when the fields they need are all there).
-    fn mad_kept(&self, fabric: Fabric, len: usize) -> bool {
-        let mad_at = match fabric {
+    /// Where the BTH starts in a frame on `fabric` as the capture holds it: after Ethernet,
+    /// the tag, IP and UDP, or after the ERF record's header, the LRH and the GRH.
+    fn bth_at(&self, fabric: Fabric) -> usize {
+        match fabric {
             Fabric::RoceV2 => {
                 14 + 4 * usize::from(self.opts.vlan.is_some())
                     + if self.opts.ipv6 { 40 } else { 20 }
                     + 8
-                    + 12
-                    + 8
             }
-            Fabric::Ib { grh } => 8 + 40 * usize::from(grh) + 12 + 8,
-        };
-        self.opts.snaplen >= mad_at + len
+            Fabric::Ib { grh } => rdmascope_wire::link::ErfRepr::LEN + 8 + 40 * usize::from(grh),
+        }
+    }
+
+    /// Whether the capture keeps the first `len` bytes of a MAD (after the BTH and DETH) on
+    /// `fabric` (CM messages are decoded only when the fields they need are all there).
+    fn mad_kept(&self, fabric: Fabric, len: usize) -> bool {
+        self.opts.snaplen >= self.bth_at(fabric) + 12 + 8 + len
     }
 
     fn node_name(&self, n: usize, fabric: Fabric) -> String {
@@ -1104,16 +1107,7 @@ impl<'s> Sim<'s> {
         let fabric = cfg.fabric;
         let mut buf = self.pool.pop().unwrap_or_default();
         let ext_len = t.ext.buffer_len();
-        let payload_at = match fabric {
-            Fabric::RoceV2 => {
-                14 + 4 * usize::from(self.opts.vlan.is_some())
-                    + if self.opts.ipv6 { 40 } else { 20 }
-                    + 8
-                    + 12
-                    + ext_len
-            }
-            Fabric::Ib { grh } => 16 + 8 + 40 * usize::from(grh) + 12 + ext_len,
-        };
+        let payload_at = self.bth_at(fabric) + 12 + ext_len;
         let (orig, ecn_tally) = match fabric {
             Fabric::RoceV2 => {
                 let l3 = self.l3(cfg, from_b, ecn, dscp);
@@ -1201,9 +1195,9 @@ impl<'s> Sim<'s> {
             bth_end: payload_at - ext_len,
             known_at: match fabric {
                 // The UDP header's end, where the destination port says RoCEv2.
-                Fabric::RoceV2 => payload_at - ext_len - 12,
+                Fabric::RoceV2 => self.bth_at(fabric),
                 // The ERF header and the LRH.
-                Fabric::Ib { .. } => 16 + 8,
+                Fabric::Ib { .. } => rdmascope_wire::link::ErfRepr::LEN + 8,
             },
             data_prio,
             sport,
