@@ -1717,10 +1717,14 @@ fn findings(
                 "No RoCE or InfiniBand packet in {}",
                 count(cap.packets, "packet", "packets")
             ),
-            vec![format!(
-                "packets = {}, rdma_packets = 0, frames cut by the snaplen = {cut}",
-                cap.packets
-            )],
+            vec![if cut > 0 {
+                format!(
+                    "packets = {}, rdma_packets = 0, frames cut by the snaplen = {cut}",
+                    cap.packets
+                )
+            } else {
+                format!("packets = {}, rdma_packets = 0", cap.packets)
+            }],
             vec![],
             vec![],
             &advice,
