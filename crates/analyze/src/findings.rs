@@ -1561,11 +1561,8 @@ fn findings(
             Severity::Warning,
             "capture.truncated",
             format!(
-                "{} cut before the end of {} BTH: {} queue pair, PSN and opcode are unknown, so {} out of the analysis",
+                "{} cut before the end of the BTH: queue pair, PSN and opcode unknown, left out of the analysis",
                 count(a.cut_before_bth.0, "RoCE or InfiniBand frame was", "RoCE or InfiniBand frames were"),
-                if a.cut_before_bth.0 == 1 { "its" } else { "their" },
-                if a.cut_before_bth.0 == 1 { "its" } else { "their" },
-                if a.cut_before_bth.0 == 1 { "it is left" } else { "they are left" },
             ),
             vec![format!(
                 "capture.cut_before_bth = {}, frames cut by the snaplen = {}, rdma_packets = {}",
