@@ -269,6 +269,26 @@ fn same_seed_same_bytes() {
     assert_ne!(std::fs::read(&a).unwrap(), std::fs::read(c).unwrap());
 }
 
+/// An IB frame's ERF header carries the time of its pcap record, as ibdump writes both:
+/// tshark and `editcap` take the frame's time from the ERF header, rdmascope from the record.
+#[test]
+fn ib_erf_time_is_the_record_time() {
+    let (cap, _) = gen("ib-erf-time", &["--scenario", "ib", "--packets", "300"]);
+    let recs = common::read_all(&cap);
+    assert_eq!(recs.len(), 300);
+    for r in recs {
+        let (erf, _) = rdmascope_wire::link::ErfRepr::parse(&r.data).unwrap();
+        let frac = ((r.ts_ns % 1_000_000_000) << 32) / 1_000_000_000;
+        assert_eq!(
+            erf.ts,
+            (r.ts_ns / 1_000_000_000) << 32 | frac,
+            "frame {}: ERF time vs record time {} ns",
+            r.number,
+            r.ts_ns
+        );
+    }
+}
+
 #[test]
 fn corrupt_rate_gives_bad_icrcs_the_truth_counts() {
     let (p, t) = gen(

@@ -230,14 +230,14 @@ fn udp6_checksum(src: &[u8; 16], dst: &[u8; 16], udp: &[u8]) -> u16 {
 }
 
 /// Builds a native IB packet (LRH, GRH when `grh` is given, ICRC, VCRC) inside an ERF type-21
-/// record, cut to `snaplen`. Returns the record's wire length (ERF header included).
+/// record, cut to `snaplen`. Returns the record's wire length (ERF header included). The ERF
+/// timestamp is left at zero: [`stamp_erf`] sets it when the record is written.
 pub fn ib_erf(
     buf: &mut Vec<u8>,
     lrh: LrhRepr,
     grh: Option<GrhRepr>,
     t: &Transport<'_>,
     snaplen: usize,
-    ts_ns: u64,
 ) -> usize {
     buf.clear();
     let tlen = transport_len(t);
@@ -245,9 +245,8 @@ pub fn ib_erf(
     let wire_len = ErfRepr::LEN + pkt_len + 2;
     let room = snaplen.min(wire_len);
     buf.resize(ErfRepr::LEN + 8, 0);
-    let frac = ((ts_ns % 1_000_000_000) << 32) / 1_000_000_000;
     ErfRepr {
-        ts: ((ts_ns / 1_000_000_000) << 32) | frac,
+        ts: 0,
         rtype: 21,
         flags: 0,
         rlen: wire_len.next_multiple_of(8) as u16,
@@ -282,6 +281,16 @@ pub fn ib_erf(
         buf.truncate(room);
     }
     wire_len
+}
+
+/// Sets the timestamp of the ERF record at the start of `record` to `ts_ns` (32.32 fixed point,
+/// little-endian), the time its capture record carries too, as ibdump writes both.
+pub fn stamp_erf(record: &mut [u8], ts_ns: u64) {
+    let frac = ((ts_ns % 1_000_000_000) << 32) / 1_000_000_000;
+    let ts = ((ts_ns / 1_000_000_000) << 32) | frac;
+    if let Some(b) = record.get_mut(..8) {
+        b.copy_from_slice(&ts.to_le_bytes());
+    }
 }
 
 /// Builds a PFC frame (or an 802.3x PAUSE when `enable` is `None`), padded to 60 bytes.

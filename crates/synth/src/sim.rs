@@ -733,6 +733,10 @@ impl<'s> Sim<'s> {
                 }
             }
         }
+        // An IB frame's ERF header carries the time of its capture record.
+        if o.iface == 1 {
+            frames::stamp_erf(&mut o.data, ts);
+        }
         if let Err(e) = self.sink.frame(o.iface, ts, o.orig_len, &o.data) {
             self.io_error = Some(e);
             self.stopped = true;
@@ -1144,10 +1148,7 @@ impl<'s> Sim<'s> {
                     sgid: s.gid(true),
                     dgid: d.gid(true),
                 });
-                (
-                    frames::ib_erf(&mut buf, lrh, g, t, self.opts.snaplen, at),
-                    None,
-                )
+                (frames::ib_erf(&mut buf, lrh, g, t, self.opts.snaplen), None)
             }
         };
         let info = OpInfo::of(t.bth.opcode);
