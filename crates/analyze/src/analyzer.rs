@@ -159,6 +159,10 @@ const PAIRED: u8 = 4;
 /// copies that come a few packets late (a mirror of two ports) are found too.
 const SEEN: usize = 16;
 
+/// Copies of packets found, at least an eighth of the RDMA packets so far, after which the
+/// capture is taken to hold packets twice ([`Analyzer::duplicate`]).
+const DOUBLED_MIN: u64 = 64;
+
 /// The bit of a PSN in [`Req::seen`] that says its copy came.
 const COPIED: u32 = 1 << 31;
 
@@ -987,6 +991,9 @@ pub(crate) struct Req {
     /// [`PAIRED`] on, the capture holds every packet of the flow twice, and a copy of one whose
     /// copy has not come is the capture's whatever NAKs came (see [`Req::duplicate`]).
     pairs: u8,
+    /// The PSN of the last request taken for the capture's copy: the copies come in the order
+    /// of their packets.
+    last_copy: Option<u32>,
     /// When an ACK last acknowledged requests waiting for one (0: never): a requester's ACK
     /// timer restarts then, so no timeout fires sooner than [`DUP_NS`] after it.
     progress_at: u64,
@@ -1230,23 +1237,49 @@ impl Req {
     ///   before its timeout, or after a late packet) and either the responder's packets are
     ///   in the capture (`answered`), so a NAK would be, or it is the highest PSN, which no
     ///   NAK asks for.
+    /// - One that trails by more requests than `seen` holds, which spans less than
+    ///   [`DUP_NS`] then, is the capture's when the capture is known to hold packets twice
+    ///   (`doubled`, see [`Analyzer::duplicate`]), no NAK is pending or recent, no resend is
+    ///   under way (a go-back-N pass resends PSNs older than `seen` too), and its PSN is
+    ///   beyond the last copy's. Found in `seen` in such a capture, it is the capture's when
+    ///   no NAK is pending or recent.
     #[cold]
-    fn duplicate(&mut self, psn: u32, ts: u64, highest: Option<u32>, answered: bool) -> bool {
+    fn duplicate(
+        &mut self,
+        psn: u32,
+        ts: u64,
+        highest: Option<u32>,
+        answered: bool,
+        doubled: bool,
+    ) -> bool {
         let n = (self.seen_n as usize).min(SEEN);
         let newest = self.seen_n.wrapping_sub(1) as usize;
-        let Some(back) = (0..n).find(|&k| {
+        let found = (0..n).find(|&k| {
             let (p, t) = self.seen[newest.wrapping_sub(k) % SEEN];
             p == psn && t <= ts && ts - t < DUP_NS
-        }) else {
-            return false;
-        };
+        });
         let quiet = || {
             self.pending.is_none()
                 && self
                     .last_nak_at
                     .is_none_or(|t| ts.saturating_sub(t) >= NAK_QUIET_NS)
         };
+        let Some(back) = found else {
+            // `seen_n % SEEN` is the oldest entry once `seen` is full.
+            let oldest = self.seen[self.seen_n as usize % SEEN].1;
+            let copy = doubled
+                && n == SEEN
+                && !self.in_retx
+                && ts.saturating_sub(oldest) < DUP_NS
+                && self.last_copy.is_none_or(|c| psn_diff(psn, c) > 0)
+                && quiet();
+            if copy {
+                self.last_copy = Some(psn);
+            }
+            return copy;
+        };
         let copy = self.pairs >= PAIRED
+            || (doubled && quiet())
             || (quiet()
                 && if back == 0 {
                     self.fill.is_none_or(|f| f.0 != psn)
@@ -1256,6 +1289,7 @@ impl Req {
         if copy {
             self.seen[newest.wrapping_sub(back) % SEEN].0 |= COPIED;
             self.pairs = self.pairs.saturating_add(1);
+            self.last_copy = Some(psn);
         }
         copy
     }
@@ -1808,6 +1842,8 @@ pub struct Analyzer {
     /// first ones, and the first flows they came on.
     pub(crate) duplicates: (u64, Vec<u64>),
     pub(crate) duplicate_flows: Vec<usize>,
+    /// Whether the capture is known to hold packets twice (see [`DOUBLED_MIN`]).
+    doubled: bool,
     /// Frames of flows read at another capture point ([`Analyzer::other_point`]), their
     /// flows, and the capture points seen (interface IDs, the first [`SKIPPED_NAMED`]).
     pub(crate) other_points: (u64, Vec<u64>),
@@ -2163,6 +2199,7 @@ impl Analyzer {
             restart_flows: Vec::new(),
             duplicates: (0, Vec::new()),
             duplicate_flows: Vec::new(),
+            doubled: false,
             other_points: (0, Vec::new()),
             other_point_flows: Vec::new(),
             points: Vec::new(),
@@ -2518,7 +2555,7 @@ impl Analyzer {
                 }
                 let fl = &mut self.flows[fi];
                 let first = !fl.is_request_flow;
-                if Self::request(fl, &mut self.tl, m, e, bth, info, v2) {
+                if Self::request(fl, &mut self.tl, m, e, bth, info, self.doubled) {
                     self.duplicate(fi, m.number);
                 }
                 if first {
@@ -2553,6 +2590,8 @@ impl Analyzer {
     #[inline(never)]
     fn duplicate(&mut self, fi: usize, number: u64) {
         self.duplicates.0 += 1;
+        self.doubled |=
+            self.duplicates.0 >= DOUBLED_MIN && self.duplicates.0 * 8 >= self.capture.rdma_packets;
         let fl = &mut self.flows[fi];
         fl.copies = fl.copies.saturating_add(1);
         sample(&mut self.duplicates.1, number);
@@ -2677,8 +2716,9 @@ impl Analyzer {
         }
     }
 
-    /// A request packet of flow `fl` (`tl`: the timeline, for retransmissions). True when it
-    /// is the capture's second copy of a packet ([`Req::duplicate`]), which counts no further.
+    /// A request packet of flow `fl` (`tl`: the timeline, for retransmissions; `doubled`: the
+    /// capture is known to hold packets twice). True when it is the capture's second copy of a
+    /// packet ([`Req::duplicate`]), which counts no further.
     #[inline(always)]
     fn request(
         fl: &mut FlowState,
@@ -2687,8 +2727,9 @@ impl Analyzer {
         e: &Event,
         bth: Bth,
         info: &OpInfo,
-        v2: bool,
+        doubled: bool,
     ) -> bool {
+        let v2 = e.encap == Some(Encap::RoceV2);
         let ts = m.ts_ns;
         let is_read = info.op == Operation::ReadRequest;
         let ce = e.ecn == Some(3) && v2;
@@ -2702,7 +2743,8 @@ impl Analyzer {
         let tracker = rq.s.psn.get_or_insert_with(Tracker::default);
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
-        if class == Class::Retransmitted && rq.duplicate(bth.psn, ts, before, fl.peer != 0) {
+        if class == Class::Retransmitted && rq.duplicate(bth.psn, ts, before, fl.peer != 0, doubled)
+        {
             return true;
         }
         rq.remember(bth.psn, ts);
@@ -3035,11 +3077,38 @@ impl Analyzer {
                 self.duplicate(fi, e.meta.number);
                 return true;
             }
+        } else if self.doubled && n == ANSWERS && self.trailing_ack_copy(fi, bth, ts) {
+            self.duplicate(fi, e.meta.number);
+            return true;
         }
         let rs = self.flows[fi].resp();
         rs.answers[rs.answers_n as usize % ANSWERS] = (ts, key);
         rs.answers_n = rs.answers_n.wrapping_add(1);
         false
+    }
+
+    /// Whether ACK `bth` at `ts` on response flow `fi`, in a capture known to hold packets
+    /// twice, is the copy of one that left `answers` already: the copies trail by more answers
+    /// than it holds, and it spans less than [`DUP_NS`]. So it is when it acknowledges no PSN
+    /// beyond the last ACK and the requester resent nothing in the [`DUP_NS`] before it (a
+    /// responder acknowledges again only a request that came again).
+    #[cold]
+    fn trailing_ack_copy(&mut self, fi: usize, bth: Bth, ts: u64) -> bool {
+        if self.kinds[usize::from(bth.opcode)] != Kind::Ack {
+            return false;
+        }
+        let rs = self.flows[fi].resp();
+        let oldest = rs.answers[rs.answers_n as usize % ANSWERS].0 & !ANSWER_COPIED;
+        if ts.saturating_sub(oldest) >= DUP_NS
+            || rs.last_ack.is_none_or(|l| psn_diff(bth.psn, l) > 0)
+        {
+            return false;
+        }
+        self.flows[fi]
+            .peer()
+            .and_then(|p| self.flows[p].req.live_ref())
+            .and_then(|q| q.resends.as_deref())
+            .is_none_or(|r| r.since(ts.saturating_sub(DUP_NS)) == 0)
     }
 
     /// Whether response flow `fi`'s requester resent no request since its answer at `t`, and
