@@ -163,6 +163,16 @@ const SEEN: usize = 16;
 /// capture is taken to hold packets twice ([`Analyzer::duplicate`]).
 const DOUBLED_MIN: u64 = 64;
 
+/// Go-back-N passes of one flow counted as ACK timeouts that began sooner than any ACK timeout
+/// could fire (half or more of its timeouts), after which [`EARLY_COPIES`] copies found show the
+/// capture to hold packets twice: copies that trail by more requests than [`Req::seen`] holds
+/// are found nowhere, and resend passes of one packet each stand in for them.
+const EARLY_DOUBLED: u32 = 16;
+
+/// Copies found that, with [`EARLY_DOUBLED`] early passes on a flow, show the capture to hold
+/// packets twice (without copies, such passes may be a NIC's adaptive retransmission).
+const EARLY_COPIES: u64 = 16;
+
 /// The bit of a PSN in [`Req::seen`] that says its copy came.
 const COPIED: u32 = 1 << 31;
 
@@ -1270,9 +1280,9 @@ impl Req {
             let copy = doubled
                 && n == SEEN
                 && !self.in_retx
+                && self.pending.is_none()
                 && ts.saturating_sub(oldest) < DUP_NS
-                && self.last_copy.is_none_or(|c| psn_diff(psn, c) > 0)
-                && quiet();
+                && self.last_copy.is_none_or(|c| psn_diff(psn, c) > 0);
             if copy {
                 self.last_copy = Some(psn);
             }
@@ -1842,8 +1852,10 @@ pub struct Analyzer {
     /// first ones, and the first flows they came on.
     pub(crate) duplicates: (u64, Vec<u64>),
     pub(crate) duplicate_flows: Vec<usize>,
-    /// Whether the capture is known to hold packets twice (see [`DOUBLED_MIN`]).
+    /// Whether the capture is known to hold packets twice (see [`DOUBLED_MIN`] and
+    /// [`EARLY_DOUBLED`]), and whether a flow had [`EARLY_DOUBLED`] early passes.
     doubled: bool,
+    early_passes: bool,
     /// Frames of flows read at another capture point ([`Analyzer::other_point`]), their
     /// flows, and the capture points seen (interface IDs, the first [`SKIPPED_NAMED`]).
     pub(crate) other_points: (u64, Vec<u64>),
@@ -2200,6 +2212,7 @@ impl Analyzer {
             duplicates: (0, Vec::new()),
             duplicate_flows: Vec::new(),
             doubled: false,
+            early_passes: false,
             other_points: (0, Vec::new()),
             other_point_flows: Vec::new(),
             points: Vec::new(),
@@ -2555,7 +2568,8 @@ impl Analyzer {
                 }
                 let fl = &mut self.flows[fi];
                 let first = !fl.is_request_flow;
-                if Self::request(fl, &mut self.tl, m, e, bth, info, self.doubled) {
+                let doubled = (self.doubled, &mut self.early_passes);
+                if Self::request(fl, &mut self.tl, m, e, bth, info, doubled) {
                     self.duplicate(fi, m.number);
                 }
                 if first {
@@ -2590,8 +2604,9 @@ impl Analyzer {
     #[inline(never)]
     fn duplicate(&mut self, fi: usize, number: u64) {
         self.duplicates.0 += 1;
-        self.doubled |=
-            self.duplicates.0 >= DOUBLED_MIN && self.duplicates.0 * 8 >= self.capture.rdma_packets;
+        self.doubled |= self.duplicates.0 >= DOUBLED_MIN
+            && self.duplicates.0 * 8 >= self.capture.rdma_packets
+            || self.early_passes && self.duplicates.0 >= EARLY_COPIES;
         let fl = &mut self.flows[fi];
         fl.copies = fl.copies.saturating_add(1);
         sample(&mut self.duplicates.1, number);
@@ -2716,9 +2731,10 @@ impl Analyzer {
         }
     }
 
-    /// A request packet of flow `fl` (`tl`: the timeline, for retransmissions; `doubled`: the
-    /// capture is known to hold packets twice). True when it is the capture's second copy of a
-    /// packet ([`Req::duplicate`]), which counts no further.
+    /// A request packet of flow `fl` (`tl`: the timeline, for retransmissions; `doubled`: whether
+    /// the capture is known to hold packets twice, and whether a flow had [`EARLY_DOUBLED`]
+    /// early passes, set here). True when it is the capture's second copy of a packet
+    /// ([`Req::duplicate`]), which counts no further.
     #[inline(always)]
     fn request(
         fl: &mut FlowState,
@@ -2727,7 +2743,7 @@ impl Analyzer {
         e: &Event,
         bth: Bth,
         info: &OpInfo,
-        doubled: bool,
+        (doubled, early): (bool, &mut bool),
     ) -> bool {
         let v2 = e.encap == Some(Encap::RoceV2);
         let ts = m.ts_ns;
@@ -2859,6 +2875,8 @@ impl Analyzer {
                             fl.cited.add(&mut fl.cited_full, Cite::Timeout, m.number);
                             if rq.progress_at != 0 && ts.saturating_sub(rq.progress_at) < DUP_NS {
                                 fl.early_timeouts = fl.early_timeouts.saturating_add(1);
+                                *early |= fl.early_timeouts >= EARLY_DOUBLED
+                                    && u64::from(fl.early_timeouts) * 2 >= rq.s.triggers.timeout;
                             }
                         }
                         None => rq.s.triggers.unknown += 1,

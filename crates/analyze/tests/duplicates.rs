@@ -171,7 +171,7 @@ fn copies_that_trail_their_frames_change_no_finding() {
 /// Copies that trail their packets by microseconds, by more requests than a flow remembers
 /// (a mirror of a path's two ports across a switch that queues): once the capture is known to
 /// hold packets twice, they are recognised too, and a clean capture shows no resend, timeout
-/// or transport finding.
+/// or transport finding at 3 and 5 µs, and few resends at 8 µs.
 #[test]
 fn copies_that_trail_by_microseconds_leave_a_clean_capture_clean() {
     use rdmascope_synth::Scenario;
@@ -189,4 +189,20 @@ fn copies_that_trail_by_microseconds_leave_a_clean_capture_clean() {
             assert!(n * 200 <= packets, "{name}: {n} {k} of {packets} packets");
         }
     }
+    // By 8 µs no copy is found among a fast flow's last requests, and each reads as a resend
+    // pass of its own that began sooner than any ACK timeout: once such passes and copies
+    // found elsewhere (answers) show the capture held twice, the copies are recognised from
+    // then on (before: 63% of the packets read as resends).
+    let twice = report(&trailed(&evs, 8_000));
+    let packets = twice["totals"]["packets"].as_u64().unwrap();
+    let resent = twice["totals"]["retransmitted_packets"].as_u64().unwrap();
+    assert!(
+        resent * 50 <= packets,
+        "lag 8 µs: {resent} resent of {packets}"
+    );
+    assert!(
+        codes(&twice).contains(&"capture.early_resends".to_string()),
+        "lag 8 µs: {:?}",
+        codes(&twice)
+    );
 }
