@@ -1249,9 +1249,9 @@ impl Req {
     ///   NAK asks for.
     /// - One that trails by more requests than `seen` holds, which spans less than
     ///   [`DUP_NS`] then, is the capture's when the capture is known to hold packets twice
-    ///   (`doubled`, see [`Analyzer::duplicate`]), no NAK is pending or recent, no resend is
-    ///   under way (a go-back-N pass resends PSNs older than `seen` too), and its PSN is
-    ///   beyond the last copy's. Found in `seen` in such a capture, it is the capture's when
+    ///   (`doubled`, see [`Analyzer::duplicate`]), no NAK is pending, no resend is under way
+    ///   (a go-back-N pass resends PSNs older than `seen` too), and its PSN is beyond the last
+    ///   copy's. Found in `seen` in such a capture, it is the capture's when
     ///   no NAK is pending or recent.
     #[cold]
     fn duplicate(
