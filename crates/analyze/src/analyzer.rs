@@ -166,7 +166,8 @@ const DOUBLED_MIN: u64 = 64;
 /// Go-back-N passes of one flow counted as ACK timeouts that began sooner than any ACK timeout
 /// could fire (half or more of its timeouts), after which [`EARLY_COPIES`] copies found show the
 /// capture to hold packets twice: copies that trail by more requests than [`Req::seen`] holds
-/// are found nowhere, and resend passes of one packet each stand in for them.
+/// are found nowhere, and resend passes of one packet each stand in for them. As many such
+/// passes that began with a PSN already acknowledged show it alone.
 const EARLY_DOUBLED: u32 = 16;
 
 /// Copies found that, with [`EARLY_DOUBLED`] early passes on a flow, show the capture to hold
@@ -1007,6 +1008,8 @@ pub(crate) struct Req {
     /// When an ACK last acknowledged requests waiting for one (0: never): a requester's ACK
     /// timer restarts then, so no timeout fires sooner than [`DUP_NS`] after it.
     progress_at: u64,
+    /// The highest PSN an ACK or READ response acknowledged: no requester resends it.
+    acked: Option<u32>,
     /// When the last requests resent came (see [`Analyzer::response_copy`]); allocated at the
     /// first.
     resends: Option<Box<Resends>>,
@@ -1192,6 +1195,9 @@ impl Req {
         by_class: &mut BTreeMap<u8, Histogram<u32>>,
         class: u8,
     ) {
+        if self.acked.is_none_or(|a| psn_diff(last, a) > 0) {
+            self.acked = Some(last);
+        }
         if self
             .ackreq
             .front()
@@ -1545,6 +1551,10 @@ pub(crate) struct FlowState {
     /// Go-back-N passes counted as ACK timeouts that began less than [`DUP_NS`] after an ACK
     /// acknowledged waiting requests ([`Req::progress_at`]): sooner than any ACK timeout.
     pub early_timeouts: u32,
+    /// Such passes that began with a PSN an ACK had acknowledged already: the capture's copies
+    /// (a requester never resends what was acknowledged, a NIC retransmitting adaptively
+    /// neither), unless that ACK was lost after the capture point.
+    pub early_acked: u32,
     pub cited: Cited,
     /// [`Analyzer::requester_of`] found no requester for this flow at its node pair's
     /// [`PairFlows::gen`] `missed_gen - 1` (0: never missed), and skipped `missed` calls since.
@@ -1598,6 +1608,7 @@ impl FlowState {
             new_other_mac: 0,
             retx_other_mac: 0,
             early_timeouts: 0,
+            early_acked: 0,
             peer: 0,
             copies: 0,
             point: 0,
@@ -2568,7 +2579,7 @@ impl Analyzer {
                 }
                 let fl = &mut self.flows[fi];
                 let first = !fl.is_request_flow;
-                let doubled = (self.doubled, &mut self.early_passes);
+                let doubled = (&mut self.doubled, &mut self.early_passes);
                 if Self::request(fl, &mut self.tl, m, e, bth, info, doubled) {
                     self.duplicate(fi, m.number);
                 }
@@ -2732,8 +2743,9 @@ impl Analyzer {
     }
 
     /// A request packet of flow `fl` (`tl`: the timeline, for retransmissions; `doubled`: whether
-    /// the capture is known to hold packets twice, and whether a flow had [`EARLY_DOUBLED`]
-    /// early passes, set here). True when it is the capture's second copy of a packet
+    /// the capture is known to hold packets twice, set here too once the flow had
+    /// [`EARLY_DOUBLED`] early passes that began with an acknowledged PSN, and whether it had
+    /// as many early passes, set here). True when it is the capture's second copy of a packet
     /// ([`Req::duplicate`]), which counts no further.
     #[inline(always)]
     fn request(
@@ -2743,7 +2755,7 @@ impl Analyzer {
         e: &Event,
         bth: Bth,
         info: &OpInfo,
-        (doubled, early): (bool, &mut bool),
+        (known, early): (&mut bool, &mut bool),
     ) -> bool {
         let v2 = e.encap == Some(Encap::RoceV2);
         let ts = m.ts_ns;
@@ -2759,7 +2771,7 @@ impl Analyzer {
         let tracker = rq.s.psn.get_or_insert_with(Tracker::default);
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
-        if class == Class::Retransmitted && rq.duplicate(bth.psn, ts, before, fl.peer != 0, doubled)
+        if class == Class::Retransmitted && rq.duplicate(bth.psn, ts, before, fl.peer != 0, *known)
         {
             return true;
         }
@@ -2877,6 +2889,10 @@ impl Analyzer {
                                 fl.early_timeouts = fl.early_timeouts.saturating_add(1);
                                 *early |= fl.early_timeouts >= EARLY_DOUBLED
                                     && u64::from(fl.early_timeouts) * 2 >= rq.s.triggers.timeout;
+                                if rq.acked.is_some_and(|a| psn_diff(bth.psn, a) <= 0) {
+                                    fl.early_acked = fl.early_acked.saturating_add(1);
+                                    *known |= fl.early_acked >= EARLY_DOUBLED;
+                                }
                             }
                         }
                         None => rq.s.triggers.unknown += 1,
