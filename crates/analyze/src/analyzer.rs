@@ -1257,8 +1257,8 @@ impl Req {
     ///   [`DUP_NS`] then, is the capture's when the capture is known to hold packets twice
     ///   (`doubled`, see [`Analyzer::duplicate`]), no NAK is pending, no resend is under way
     ///   (a go-back-N pass resends PSNs older than `seen` too), and its PSN is beyond the last
-    ///   copy's. Found in `seen` in such a capture, it is the capture's when
-    ///   no NAK is pending or recent.
+    ///   copy's. Found in `seen` in such a capture, it is the capture's when no NAK is pending
+    ///   or recent.
     #[cold]
     fn duplicate(
         &mut self,
@@ -2579,8 +2579,8 @@ impl Analyzer {
                 }
                 let fl = &mut self.flows[fi];
                 let first = !fl.is_request_flow;
-                let doubled = (&mut self.doubled, &mut self.early_passes);
-                if Self::request(fl, &mut self.tl, m, e, bth, info, doubled) {
+                let held_twice = (&mut self.doubled, &mut self.early_passes);
+                if Self::request(fl, &mut self.tl, m, e, bth, info, held_twice) {
                     self.duplicate(fi, m.number);
                 }
                 if first {
