@@ -134,6 +134,14 @@ const FAR_PSN: u32 = crate::psn::WINDOW_PSNS;
 /// requester resends sooner unless a NAK asked it to, and a NAK shows in the capture.
 pub(crate) const DUP_NS: u64 = 8_192;
 
+/// The shortest time after which a NIC retransmitting adaptively may resend without a NAK:
+/// NVIDIA's adaptive retransmission (ConnectX, on by default for lossy RoCE) takes a time base
+/// that is a power of two of at least 4 µs (`adp_retx_base_timeout_min` of its ROCE_ACCL
+/// register), well below the IBTA's [`DUP_NS`]. A second copy later than this after the first
+/// may be such a resend, so it is taken for the capture's only where the packet before it was
+/// copied too (see [`Req::duplicate`]).
+const ADP_NS: u64 = 4_096;
+
 /// How long after a NAK or RNR NAK a request's second copy may be the resend it asked for,
 /// though the capture shows the NAK before the first copy: the NAK's round trip from the
 /// capture point to the requester and back, far below this in a data centre.
@@ -1253,6 +1261,9 @@ impl Req {
     ///   before its timeout, or after a late packet) and either the responder's packets are
     ///   in the capture (`answered`), so a NAK would be, or it is the highest PSN, which no
     ///   NAK asks for.
+    /// - In both cases a copy [`ADP_NS`] or more after its first may be a NIC's adaptive
+    ///   resend: it is the capture's only if the packet before it (PSN - 1) was copied or
+    ///   came again before its first, or is not remembered.
     /// - One that trails by more requests than `seen` holds, which spans less than
     ///   [`DUP_NS`] then, is the capture's when the capture is known to hold packets twice
     ///   (`doubled`, see [`Analyzer::duplicate`]), no NAK is pending, no resend is under way
@@ -1294,9 +1305,28 @@ impl Req {
             }
             return copy;
         };
+        // The packet before (PSN - 1): its copy came too, before this one's first (copies
+        // come in the order of their packets), as in a capture that holds packets twice; or
+        // it is not remembered.
+        let before_copied = || {
+            let prev = psn.wrapping_sub(1) & 0xff_ffff;
+            let mut known = false;
+            for k in 0..n {
+                let p = self.seen[newest.wrapping_sub(k) % SEEN].0;
+                if p & !COPIED == prev {
+                    if p & COPIED != 0 || k < back {
+                        return true;
+                    }
+                    known = true;
+                }
+            }
+            !known
+        };
+        let first_at = self.seen[newest.wrapping_sub(back) % SEEN].1;
         let copy = self.pairs >= PAIRED
             || (doubled && quiet())
             || (quiet()
+                && (ts - first_at < ADP_NS || before_copied())
                 && if back == 0 {
                     self.fill.is_none_or(|f| f.0 != psn)
                 } else {
@@ -4048,6 +4078,72 @@ mod tests {
 
     /// Feeds `events` numbered from 1, 10 µs apart (longer than the shortest ACK timeout, so
     /// a PSN sent again is a resend, not the capture's copy), and reports.
+    /// A NIC retransmitting adaptively (ConnectX, `ADP_NS`) resends a lost last packet, or the
+    /// last few, 4–8 µs after it with nothing sent between: resends, though a capture's copies
+    /// could trail as late. Copies are told by the packets before them being copied too.
+    #[test]
+    fn adaptive_resends_of_a_tail_are_no_copies() {
+        let run = |v: &[(bool, u32, u64)]| {
+            let mut an = Analyzer::new(Config::default());
+            for (i, &(request, psn, ts)) in v.iter().enumerate() {
+                let mut e = if request {
+                    rc(1, 2, 0x20, 0x0a, psn, ts)
+                } else {
+                    rc(2, 1, 0x10, 0x11, psn, ts)
+                };
+                e.meta.number = i as u64 + 1;
+                an.event(&e);
+            }
+            let r = an.finish();
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x20).unwrap();
+            let dup = r.findings.iter().any(|f| f.code == "capture.duplicates");
+            (f.counters.retransmitted_packets, f.counters.timeouts, dup)
+        };
+        // Five requests every 10 µs, each acknowledged 3 µs later.
+        let acked: Vec<_> = (0..5u32)
+            .flat_map(|k| {
+                let t = 10_000 * u64::from(k);
+                [(true, 100 + k, t), (false, 100 + k, t + 3_000)]
+            })
+            .collect();
+        // The last request lost after the capture point and resent 5 µs later.
+        let mut tail = acked.clone();
+        tail.extend([
+            (true, 105, 50_000),
+            (true, 105, 55_000),
+            (false, 105, 58_000),
+        ]);
+        assert_eq!(run(&tail), (1, 1, false));
+        // The last three lost, go-back-N from the first of them 5 µs after the last.
+        let mut burst = acked.clone();
+        burst.extend((0..3u32).map(|k| (true, 105 + k, 50_000 + 500 * u64::from(k))));
+        burst.extend((0..3u32).map(|k| (true, 105 + k, 56_000 + 500 * u64::from(k))));
+        burst.push((false, 107, 60_000));
+        assert_eq!(run(&burst), (3, 1, false));
+        // As late, but every packet of the flow is copied: the capture's copies.
+        let copied: Vec<_> = (0..8u32)
+            .flat_map(|k| {
+                let t = 10_000 * u64::from(k);
+                let (p, a) = ((true, 100 + k, t), (false, 100 + k, t + 6_000));
+                [
+                    p,
+                    (true, 100 + k, t + 5_000),
+                    a,
+                    (false, 100 + k, t + 6_100),
+                ]
+            })
+            .collect();
+        assert_eq!(run(&copied), (0, 0, true));
+        // Within 4.096 µs no requester resends without a NAK: a copy, even of a tail.
+        let mut soon = acked;
+        soon.extend([
+            (true, 105, 50_000),
+            (true, 105, 53_000),
+            (false, 105, 54_000),
+        ]);
+        assert_eq!(run(&soon), (0, 0, true));
+    }
+
     fn run_numbered(events: &[Event]) -> report::Report {
         let mut an = Analyzer::new(Config::default());
         for (i, e) in events.iter().enumerate() {
