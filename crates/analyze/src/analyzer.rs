@@ -887,6 +887,10 @@ pub(crate) struct ReqSum {
     read_lat: Lat,
     gap_to_nak: Lat,
     nak_to_retx: Lat,
+    /// How long a requester's timer ran before a go-back-N pass it started: from the resent
+    /// packet's last sending or the last ACK that acknowledged waiting requests, if later
+    /// ([`Req::timed_out`]).
+    timeout_wait: Lat,
     rate_before: (u64, u64),
     rate_after: (u64, u64),
 }
@@ -922,6 +926,7 @@ impl ReqSum {
             &self.read_lat,
             &self.gap_to_nak,
             &self.nak_to_retx,
+            &self.timeout_wait,
         ] {
             l.pack(&mut w);
         }
@@ -961,6 +966,7 @@ impl ReqSum {
             read_lat: Lat::unpack(r),
             gap_to_nak: Lat::unpack(r),
             nak_to_retx: Lat::unpack(r),
+            timeout_wait: Lat::unpack(r),
             rate_before: (r.u(), r.u()),
             rate_after: (r.u(), r.u()),
         }
@@ -973,6 +979,7 @@ impl ReqSum {
             &mut self.read_lat,
             &mut self.gap_to_nak,
             &mut self.nak_to_retx,
+            &mut self.timeout_wait,
         ] {
             h.seal();
         }
@@ -1048,6 +1055,8 @@ pub(crate) struct Req {
     nak_psn_since: Option<u32>,
     /// The PSN of the last resent packet.
     retx_psn: u32,
+    /// The PSN and time of the first packet of the last go-back-N pass.
+    last_pass: Option<(u32, u64)>,
     /// RNR NAKs since the last other response: the requester's RNR retries.
     rnr_in_row: u32,
 }
@@ -1223,6 +1232,24 @@ impl Req {
             let lat = ts.saturating_sub(t);
             record(&mut self.s.ack_lat, lat);
             h.saturating_record(lat.clamp(1, MAX_LATENCY_NS));
+        }
+    }
+
+    /// A go-back-N pass an ACK timeout started at `ts` with PSN `psn` (the newest request in
+    /// `seen`): records how long the requester's timer ran (`timeout_wait`), from when `psn`
+    /// was last sent before (still in `seen`, or the first of the last pass) or from the last
+    /// ACK that acknowledged waiting requests, if later.
+    fn timed_out(&mut self, psn: u32, ts: u64) {
+        let n = (self.seen_n as usize).min(SEEN);
+        let newest = self.seen_n.wrapping_sub(1) as usize;
+        let seen = (1..n)
+            .map(|k| self.seen[newest.wrapping_sub(k) % SEEN])
+            .find(|&(p, _)| p & !COPIED == psn)
+            .map(|(_, t)| t);
+        let pass = self.last_pass.filter(|&(p, _)| p == psn).map(|(_, t)| t);
+        if let Some(sent) = seen.max(pass) {
+            let wait = ts.saturating_sub(sent.max(self.progress_at));
+            record(&mut self.s.timeout_wait, wait);
         }
     }
 
@@ -2871,7 +2898,9 @@ impl Analyzer {
                             rq.s.timeouts_in_a_row =
                                 rq.s.timeouts_in_a_row.max(u64::from(rq.timeouts_in_row));
                             fl.cited.add(&mut fl.cited_full, Cite::Retry, m.number);
+                            rq.timed_out(bth.psn, ts);
                         }
+                        rq.last_pass = Some((bth.psn, ts));
                     }
                     rq.retx_psn = bth.psn;
                     // A burst under way resends the PSN a NAK still pending asked for: that
@@ -2914,6 +2943,11 @@ impl Analyzer {
                         Some(Trigger::Rnr) => rq.s.triggers.rnr += 1,
                         None if has_peer => {
                             rq.s.triggers.timeout += 1;
+                            // A pass that begins with a gap fill (the retry count above
+                            // took those that begin with a resend).
+                            if class == Class::GapFilled {
+                                rq.timed_out(bth.psn, ts);
+                            }
                             fl.cited.add(&mut fl.cited_full, Cite::Timeout, m.number);
                             if rq.progress_at != 0 && ts.saturating_sub(rq.progress_at) < DUP_NS {
                                 fl.early_timeouts = fl.early_timeouts.saturating_add(1);
@@ -2929,6 +2963,9 @@ impl Analyzer {
                     }
                     if let Some(n) = rq.nak_ts.take() {
                         record(&mut rq.s.nak_to_retx, ts.saturating_sub(n));
+                    }
+                    if class == Class::GapFilled {
+                        rq.last_pass = Some((bth.psn, ts));
                     }
                     rq.gap_open = None;
                 }
@@ -3783,6 +3820,7 @@ impl Analyzer {
             read_latency_ns: latency(&q.read_lat),
             gap_to_nak_ns: latency(&q.gap_to_nak),
             nak_to_retransmission_ns: latency(&q.nak_to_retx),
+            timeout_wait_ns: latency(&q.timeout_wait),
             ce_to_cnp_ns: latency(&rm.ce_to_cnp),
             cnp_interval_ns: latency(&rm.cnp_interval),
             rate_before_cnp_bps: avg(q.rate_before),
@@ -3921,6 +3959,7 @@ mod tests {
         }
         q.read_lat.record(90_000);
         q.gap_to_nak.record(u64::MAX);
+        q.timeout_wait.record(65_536);
         q.rate_before = (u64::MAX, 3);
         q.rate_after = (5, 1);
         q.seal();
@@ -4083,7 +4122,7 @@ mod tests {
     /// could trail as late. Copies are told by the packets before them being copied too.
     #[test]
     fn adaptive_resends_of_a_tail_are_no_copies() {
-        let run = |v: &[(bool, u32, u64)]| {
+        let report = |v: &[(bool, u32, u64)]| {
             let mut an = Analyzer::new(Config::default());
             for (i, &(request, psn, ts)) in v.iter().enumerate() {
                 let mut e = if request {
@@ -4094,7 +4133,10 @@ mod tests {
                 e.meta.number = i as u64 + 1;
                 an.event(&e);
             }
-            let r = an.finish();
+            an.finish()
+        };
+        let run = |v: &[(bool, u32, u64)]| {
+            let r = report(v);
             let f = r.flows.iter().find(|f| f.dest_qp == 0x20).unwrap();
             let dup = r.findings.iter().any(|f| f.code == "capture.duplicates");
             (f.counters.retransmitted_packets, f.counters.timeouts, dup)
@@ -4106,7 +4148,8 @@ mod tests {
                 [(true, 100 + k, t), (false, 100 + k, t + 3_000)]
             })
             .collect();
-        // The last request lost after the capture point and resent 5 µs later.
+        // The last request lost after the capture point and resent 5 µs later: the timer ran
+        // 5 µs (`timeout_wait_ns`, to 2 significant digits), which `transport.timeout` tells.
         let mut tail = acked.clone();
         tail.extend([
             (true, 105, 50_000),
@@ -4114,6 +4157,28 @@ mod tests {
             (false, 105, 58_000),
         ]);
         assert_eq!(run(&tail), (1, 1, false));
+        let r = report(&tail);
+        let wait = r
+            .flows
+            .iter()
+            .find(|f| f.dest_qp == 0x20)
+            .unwrap()
+            .timeout_wait_ns;
+        assert_eq!(wait.count, 1);
+        assert!((5_000..5_050).contains(&wait.p50), "{wait:?}");
+        let timeout = r.findings.iter().find(|f| f.code == "transport.timeout");
+        assert!(timeout.unwrap().advice.contains("adaptively"));
+        // Resent after 4.096 µs × 2^18 (NCCL_IB_TIMEOUT=18): a timeout worth lowering.
+        let mut slow = tail.clone();
+        slow[11].2 = 50_000 + (4_096 << 18);
+        slow[12].2 = slow[11].2 + 3_000;
+        let r = report(&slow);
+        let timeout = r.findings.iter().find(|f| f.code == "transport.timeout");
+        let advice = &timeout.unwrap().advice;
+        assert!(
+            advice.contains("a local ACK timeout of 18 or close"),
+            "{advice}"
+        );
         // The last three lost, go-back-N from the first of them 5 µs after the last.
         let mut burst = acked.clone();
         burst.extend((0..3u32).map(|k| (true, 105 + k, 50_000 + 500 * u64::from(k))));

@@ -176,6 +176,9 @@ pub struct Flow {
     pub read_latency_ns: Latency,
     pub gap_to_nak_ns: Latency,
     pub nak_to_retransmission_ns: Latency,
+    /// ACK timeout → retransmission: how long the requester waited before each go-back-N
+    /// pass an ACK timeout started (see `transport.timeout`).
+    pub timeout_wait_ns: Latency,
     pub ce_to_cnp_ns: Latency,
     pub cnp_interval_ns: Latency,
     /// Mean send rate of this (requester) flow in the 100 µs before and after the CNPs it got.
