@@ -225,8 +225,8 @@ struct Facts {
     /// The most `timeouts_in_a_row` of any flow.
     retries_max: u64,
     /// The least and most of the flows' median waits before a timeout's pass
-    /// (`timeout_wait_ns`), and the longest wait.
-    timeout_wait: Option<(u64, u64, u64)>,
+    /// (`timeout_wait_ns`), the longest wait, and how many flows.
+    timeout_wait: Option<(u64, u64, u64, usize)>,
     rnr: Named,
     invalid_request: Named,
     remote_access: Named,
@@ -326,8 +326,13 @@ impl Facts {
         self.retries_max = self.retries_max.max(f.timeouts_in_a_row);
         let w = &f.timeout_wait_ns;
         if w.count > 0 {
-            let (lo, hi, max) = self.timeout_wait.get_or_insert((w.p50, w.p50, w.max));
-            (*lo, *hi, *max) = ((*lo).min(w.p50), (*hi).max(w.p50), (*max).max(w.max));
+            let (lo, hi, max, n) = self.timeout_wait.get_or_insert((w.p50, w.p50, w.max, 0));
+            (*lo, *hi, *max, *n) = (
+                (*lo).min(w.p50),
+                (*hi).max(w.p50),
+                (*max).max(w.max),
+                *n + 1,
+            );
         }
         let limit = self.retry_limit(key);
         if f.timeouts_in_a_row >= limit {
@@ -884,7 +889,8 @@ fn findings(
     if t.timeouts > 0 {
         let mut evidence = vec![format!("timeouts = {}", t.timeouts), format!("duplicate_acks = {}", t.duplicate_acks), format!("most retries in a row with no answer (timeouts_in_a_row) = {} of the {RETRY_LIMIT} a QP makes at most", facts.retries_max)];
         let mut advice = "The requester waited out its local ACK timeout: the tail of a message or its ACKs were lost, so no NAK could say what was missing. Fix the loss (see PFC and link health); a timeout stalls the QP for 4.096 µs × 2^timeout, so keep the QP timeout (NCCL_IB_TIMEOUT, rdma_set_option) reasonable rather than huge.".to_string();
-        if let Some((lo, hi, max)) = facts.timeout_wait {
+        if let Some((lo, hi, max, n)) = facts.timeout_wait {
+            let who = agree(n, "the requester", "the requesters");
             // The smallest local ACK timeout, 4.096 µs × 2^code, as long as the shortest median
             // wait, less 5% (the clocks; a NIC may round its timer up).
             let code = (0..32u32)
@@ -900,11 +906,11 @@ fn findings(
                 fmt_ns(max)
             ));
             if lo < crate::analyzer::DUP_NS {
-                advice.push_str(&format!(" These requesters resent after {}, sooner than any IBTA ACK timeout (8.192 µs at least): a NIC retransmitting adaptively (ConnectX adaptive retransmission, `roce_adp_retrans_en`, which starts at 4.096 µs) — each resend is then cheap, but the loss behind it is real.", fmt_ns(lo)));
+                advice.push_str(&format!(" Here {who} resent after {}, sooner than any IBTA ACK timeout (8.192 µs at least): a NIC retransmitting adaptively (ConnectX adaptive retransmission, `roce_adp_retrans_en`, which starts at 4.096 µs) — each resend is then cheap, but the loss behind it is real.", fmt_ns(lo)));
             } else if lo >= 100_000_000 {
                 advice.push_str(&format!(" Here each timeout stalled its QP for {} or more (a local ACK timeout of {code} or close, 4.096 µs × 2^{code} = {}): a smaller one (14 to 18: 67 ms to 1.07 s) recovers a lost tail sooner.", fmt_ns(lo), fmt_ns(4_096u64 << code)));
             } else {
-                advice.push_str(&format!(" Here the requesters resent {} after they last sent the packet (or after the last ACK that made progress): a local ACK timeout of {code} (4.096 µs × 2^{code} = {}) or close.", fmt_ns(lo), fmt_ns(4_096u64 << code)));
+                advice.push_str(&format!(" Here {who} resent {} after last sending the packet (or after the last ACK that made progress): a local ACK timeout of {code} (4.096 µs × 2^{code} = {}) or close.", fmt_ns(lo), fmt_ns(4_096u64 << code)));
             }
         }
         push(
