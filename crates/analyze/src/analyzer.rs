@@ -135,11 +135,11 @@ const FAR_PSN: u32 = crate::psn::WINDOW_PSNS;
 pub(crate) const DUP_NS: u64 = 8_192;
 
 /// The shortest time after which a NIC retransmitting adaptively may resend without a NAK:
-/// NVIDIA's adaptive retransmission (ConnectX, on by default for lossy RoCE) takes a time base
-/// that is a power of two of at least 4 µs (`adp_retx_base_timeout_min` of its ROCE_ACCL
-/// register), well below the IBTA's [`DUP_NS`]. A second copy later than this after the first
-/// may be such a resend, so it is taken for the capture's only where the packet before it was
-/// copied too (see [`Req::duplicate`]).
+/// NVIDIA's adaptive retransmission (ConnectX, `roce_adp_retrans_en` in its ROCE_ACCL
+/// register) runs a time base that is a power of two of at least 4 µs
+/// (`adp_retx_base_timeout_min`), well below the IBTA's [`DUP_NS`]. A second copy later than
+/// this after the first may be such a resend, so it is taken for the capture's only where the
+/// packet before it (PSN - 1) came twice too (see [`Req::duplicate`]).
 const ADP_NS: u64 = 4_096;
 
 /// How long after a NAK or RNR NAK a request's second copy may be the resend it asked for,
