@@ -1332,9 +1332,9 @@ impl Req {
             }
             return copy;
         };
-        // The packet before (PSN - 1): its copy came too, before this one's first (copies
-        // come in the order of their packets), as in a capture that holds packets twice; or
-        // it is not remembered.
+        // The packet before (PSN - 1) was copied too, or came again since this one's first
+        // (its copy, read as a resend: copies come in the order of their packets), as in a
+        // capture that holds packets twice; or it is not remembered.
         let before_copied = || {
             let prev = psn.wrapping_sub(1) & 0xff_ffff;
             let mut known = false;
