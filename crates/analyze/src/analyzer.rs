@@ -1224,7 +1224,8 @@ impl Req {
         if self.acked.is_none_or(|a| psn_diff(last, a) > 0) {
             self.acked = Some(last);
             self.ack_marks[usize::from(self.ack_marks_n) % ACK_MARKS] = last;
-            self.ack_marks_n = self.ack_marks_n.wrapping_add(1);
+            // Past 255 on to 8, the same slot modulo `ACK_MARKS`, with every mark kept.
+            self.ack_marks_n = self.ack_marks_n.checked_add(1).unwrap_or(ACK_MARKS as u8);
         }
         if self
             .ackreq
@@ -1301,7 +1302,7 @@ impl Req {
     ///   NAK asks for.
     /// - In both cases a copy [`ADP_NS`] or more after its first may be a NIC's adaptive
     ///   resend: it is the capture's only if the packet before it (PSN - 1) was copied or
-    ///   came again before its first, or is not remembered.
+    ///   came again since its first, or is not remembered.
     /// - One that trails by more requests than `seen` holds, which spans less than
     ///   [`DUP_NS`] then, is the capture's when the capture is known to hold packets twice
     ///   (`doubled`, see [`Analyzer::duplicate`]), no NAK is pending, no resend is under way
