@@ -176,8 +176,9 @@ pub struct Flow {
     pub read_latency_ns: Latency,
     pub gap_to_nak_ns: Latency,
     pub nak_to_retransmission_ns: Latency,
-    /// ACK timeout → retransmission: how long the requester waited before each go-back-N
-    /// pass an ACK timeout started (see `transport.timeout`).
+    /// ACK timeout → retransmission: for each go-back-N pass an ACK timeout started, how long
+    /// the requester's timer ran, from the resent packet's last sending or the last ACK that
+    /// acknowledged waiting requests, if later (see `transport.timeout`).
     pub timeout_wait_ns: Latency,
     pub ce_to_cnp_ns: Latency,
     pub cnp_interval_ns: Latency,
