@@ -1068,6 +1068,10 @@ pub(crate) struct Req {
     /// one past an ACK it did get, a PSN the capture saw acknowledged.
     ack_marks: [u32; ACK_MARKS],
     ack_marks_n: u8,
+    /// The responder's ACKs and NAKs come cut before the end of their AETH (the snaplen):
+    /// whether each acknowledged or refused is unknown, so no pass is taken for an ACK
+    /// timeout's and no NAK is expected to be seen.
+    blind: bool,
 }
 
 /// What is known of a gap-filling first copy, a packet that arrived after a higher PSN. After
@@ -1244,6 +1248,33 @@ impl Req {
             let lat = ts.saturating_sub(t);
             record(&mut self.s.ack_lat, lat);
             h.saturating_record(lat.clamp(1, MAX_LATENCY_NS));
+        }
+    }
+
+    /// An ACK or NAK at `ts` for PSN `psn` whose AETH the capture cut, so its kind is unknown:
+    /// either way every request before `psn` arrived (IBTA §9.7.5.1.2), and an ACK's PSN is
+    /// the last it acknowledges, so the requests with AckReq up to `psn` leave the queue,
+    /// their latency unrecorded (a NAK's may come one answer late). Only the requests before
+    /// `psn` count as acknowledged: a NAK's PSN is resent next.
+    fn answered_blind(&mut self, psn: u32, ts: u64) {
+        self.blind = true;
+        self.timeouts_in_row = 0;
+        self.rnr_in_row = 0;
+        // It may be a NAK: a resend soon after it is no capture's copy (see `Req::duplicate`).
+        self.last_nak_at = Some(ts);
+        let before = psn.wrapping_sub(1) & 0xff_ffff;
+        if self.acked.is_none_or(|a| psn_diff(before, a) > 0) {
+            self.acked = Some(before);
+            self.ack_marks[usize::from(self.ack_marks_n) % ACK_MARKS] = before;
+            self.ack_marks_n = self.ack_marks_n.checked_add(1).unwrap_or(ACK_MARKS as u8);
+        }
+        while self
+            .ackreq
+            .front()
+            .is_some_and(|&(p, _)| psn_diff(p, psn) <= 0)
+        {
+            self.ackreq.pop_front();
+            self.progress_at = ts;
         }
     }
 
@@ -1925,6 +1956,8 @@ pub struct Analyzer {
     pub(crate) frag_needed: (u64, Vec<u64>),
     /// RoCE or IB frames the capture cut before the end of their BTH, and the first of them.
     pub(crate) cut_before_bth: (u64, Vec<u64>),
+    /// ACKs and NAKs cut before the end of their AETH, and frames of some.
+    pub(crate) cut_before_aeth: (u64, Vec<u64>),
     /// Request flows that started their PSNs afresh ([`Analyzer::restart`]): how often, the
     /// first frames, and the first flows.
     pub(crate) psn_restarts: (u64, Vec<u64>),
@@ -2288,6 +2321,7 @@ impl Analyzer {
             fragments: (0, Vec::new()),
             frag_needed: (0, Vec::new()),
             cut_before_bth: (0, Vec::new()),
+            cut_before_aeth: (0, Vec::new()),
             psn_restarts: (0, Vec::new()),
             restart_flows: Vec::new(),
             duplicates: (0, Vec::new()),
@@ -2834,6 +2868,8 @@ impl Analyzer {
         fl.is_request_flow = true;
         let other_mac = e.eth_src != fl.first_mac;
         let rq = fl.req.get();
+        // Whether the responder's answers are in the capture and readable, so a NAK would be.
+        let answers = fl.peer != 0 && !rq.blind;
         if v2 && bth.destqp > 1 && rq.s.sport.is_none() {
             rq.s.sport = e.udp_sport;
         }
@@ -2841,8 +2877,7 @@ impl Analyzer {
         let tracker = rq.s.psn.get_or_insert_with(Tracker::default);
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
-        if class == Class::Retransmitted && rq.duplicate(bth.psn, ts, before, fl.peer != 0, *known)
-        {
+        if class == Class::Retransmitted && rq.duplicate(bth.psn, ts, before, answers, *known) {
             return true;
         }
         rq.remember(bth.psn, ts);
@@ -2903,7 +2938,7 @@ impl Analyzer {
                         if rq.naks_since_pass > 0 {
                             rq.naks_since_pass -= 1;
                             rq.timeouts_in_row = 0;
-                        } else if fl.peer != 0 {
+                        } else if answers {
                             // A retry after an ACK timeout; with none of the responder's
                             // packets in the capture yet it may be the capture's copy that
                             // came too late to tell, and no timeout is known either.
@@ -2928,10 +2963,14 @@ impl Analyzer {
                 }
                 fl.cited.add(&mut fl.cited_full, Cite::Retx, m.number);
                 bump(&mut tl.events[EV_RETX], tl.cur, 1);
-                let has_peer = fl.peer != 0;
-                // A gap fill with nothing pending waits for what follows it (`Req::fill`).
-                let deferred =
-                    class == Class::GapFilled && rq.pending.is_none() && !rq.in_retx && has_peer;
+                let has_peer = answers;
+                // A gap fill with nothing pending waits for what follows it (`Req::fill`),
+                // once the responder is seen: with its answers cut before their AETH too, as
+                // what follows tells a loss (a resend of another PSN) without the NAK.
+                let deferred = class == Class::GapFilled
+                    && rq.pending.is_none()
+                    && !rq.in_retx
+                    && fl.peer != 0;
                 if class == Class::GapFilled {
                     let fill = if deferred {
                         Fill::Deferred
@@ -3249,8 +3288,26 @@ impl Analyzer {
         r.since(t) == 0 && (rq.pairs >= PAIRED || r.since(t.saturating_sub(DUP_NS)) <= alike)
     }
 
+    /// An ACK, NAK or RNR NAK the snaplen cut before the end of its AETH: counted for
+    /// `capture.truncated`; it pairs the flows and tells its requester how far the responder
+    /// got ([`Req::answered_blind`]), nothing more.
+    #[cold]
+    #[inline(never)]
+    fn ack_cut(&mut self, m: &PacketMeta, fi: usize, bth: Bth) {
+        self.cut_before_aeth.0 += 1;
+        sample(&mut self.cut_before_aeth.1, m.number);
+        let Some(r) = self.requester_of(fi, Some(bth.psn)) else {
+            return;
+        };
+        if let Some(rq) = self.flows[r].req.live() {
+            rq.answered_blind(bth.psn, m.ts_ns);
+        }
+    }
+
     fn ack(&mut self, m: &PacketMeta, fi: usize, e: &Event, bth: Bth) {
-        let Some(aeth) = e.aeth else { return };
+        let Some(aeth) = e.aeth else {
+            return self.ack_cut(m, fi, bth);
+        };
         if self.response_copy(fi, e, bth) {
             return;
         }

@@ -650,6 +650,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
     capture.untracked_packets = a.untracked.packets;
     capture.untracked_cm = a.cm_untracked;
     capture.cut_before_bth = a.cut_before_bth.0;
+    capture.cut_before_aeth = a.cut_before_aeth.0;
     capture.skipped_searches = a.searches_skipped;
     let findings = findings(&a, facts, &totals, &connections, &pfc, &dcbx, &capture);
     let timeline = timeline(&a, sizes);
@@ -1613,6 +1614,22 @@ fn findings(
             vec![],
             a.cut_before_bth.1.clone(),
             "The snaplen is shorter than the headers. Capture at least 128 bytes a frame (tcpdump -s 128, rdmascope capture --snaplen 128): enough for RoCEv2 over IPv4 or IPv6 with a VLAN tag, and for InfiniBand with a GRH, with their extension headers.",
+        );
+    } else if a.cut_before_aeth.0 > 0 {
+        push(
+            Severity::Warning,
+            "capture.truncated",
+            format!(
+                "{} cut before the end of the AETH: whether each acknowledged or refused is unknown, so NAKs, RNR NAKs, duplicate ACKs, ACK timeouts and ACK latency are not measured",
+                count(a.cut_before_aeth.0, "ACK or NAK was", "ACKs or NAKs were"),
+            ),
+            vec![format!(
+                "capture.cut_before_aeth = {}, frames cut by the snaplen = {}",
+                a.cut_before_aeth.0, a.truncated_frames.0
+            )],
+            vec![],
+            a.cut_before_aeth.1.clone(),
+            "The snaplen ends inside the headers of the responders' answers: their PSNs still pair the connections and show how far each responder got, and the requests' retransmissions are still counted, but not what started them. Capture at least 128 bytes a frame (tcpdump -s 128, rdmascope capture --snaplen 128): enough for RoCEv2 over IPv4 or IPv6 with a VLAN tag, and for InfiniBand with a GRH, with their extension headers.",
         );
     } else if a.truncated_frames.0 > 0 {
         push(

@@ -346,6 +346,9 @@ pub struct Capture {
     /// RoCE or InfiniBand frames the snaplen cut before the end of their BTH: in no flow
     /// and not in `rdma_packets` (finding `capture.truncated`).
     pub cut_before_bth: u64,
+    /// ACKs and NAKs the snaplen cut before the end of their AETH: in their flows, but
+    /// whether each acknowledged or refused is unknown (finding `capture.truncated`).
+    pub cut_before_aeth: u64,
     /// ACKs, NAKs, READ responses and CNPs whose requester was not searched for: the searches'
     /// budget was spent (finding `capture.search_limit`).
     pub skipped_searches: u64,

@@ -266,6 +266,10 @@ fn every_scenario_matches_its_ground_truth() {
 /// `capture.no_rdma`); behind a VLAN tag even the UDP port is cut, and `capture.no_rdma` says
 /// the snaplen may hide RoCE. A connection whose MTUs differ but that sends no multi-packet message
 /// in the capture shows no `mtu.mismatch`. (Cases a sweep over random seeds and options found.)
+/// A snaplen that ends inside the AETH (80 bytes for RoCEv2 over IPv6 with a tag, 76 without,
+/// 77 for IB with a GRH) leaves whether each answer acknowledged or refused unknown: the
+/// connections are still paired (no `transport.no_response`), reordering is still told from
+/// loss, and neither NAKs, RNR NAKs nor timeouts are counted (`capture.truncated` as a warning).
 #[test]
 fn headers_cut_by_the_snaplen_and_early_ends_match_the_truth() {
     let d = tmp();
@@ -284,6 +288,13 @@ fn headers_cut_by_the_snaplen_and_early_ends_match_the_truth() {
             3000,
             &["--snaplen", "64", "--ipv6", "--vlan", "9"],
         ),
+        (
+            "reorder",
+            10000,
+            &["--snaplen", "80", "--ipv6", "--vlan", "5"],
+        ),
+        ("rnr", 5000, &["--snaplen", "76", "--ipv6"]),
+        ("ib", 5000, &["--snaplen", "77"]),
     ];
     for (i, (scenario, n, extra)) in cases.iter().enumerate() {
         let name = format!("cut-{i}-{scenario}");
@@ -314,6 +325,15 @@ fn headers_cut_by_the_snaplen_and_early_ends_match_the_truth() {
                 let none = with_code(&r, "capture.no_rdma");
                 let advice = none[0]["advice"].as_str().unwrap();
                 assert!(advice.contains("at least 128 bytes"), "{name}: {advice}");
+            }
+            6..=8 => {
+                assert!(t["cut_before_aeth"].as_u64().unwrap() > 0, "{name}");
+                assert_eq!(
+                    r["capture"]["cut_before_aeth"], t["cut_before_aeth"],
+                    "{name}"
+                );
+                let cut = with_code(&r, "capture.truncated");
+                assert_eq!(cut[0]["severity"], "warning", "{name}");
             }
             _ => {}
         }

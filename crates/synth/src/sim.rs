@@ -761,7 +761,8 @@ impl<'s> Sim<'s> {
         }
         if let Some(t) = o.tally.take() {
             if o.data.len() >= t.bth_end {
-                self.tally(ts, &t, o.orig_len, truncated, corrupted);
+                let aeth_cut = t.ack.is_some() && o.data.len() < t.bth_end + 4;
+                self.tally(ts, &t, o.orig_len, truncated, corrupted, aeth_cut);
             } else if o.data.len() >= t.known_at {
                 self.truth.cut_before_bth += 1;
             }
@@ -789,11 +790,27 @@ impl<'s> Sim<'s> {
         }
     }
 
-    fn tally(&mut self, ts: u64, t: &Tally, orig_len: u32, truncated: bool, corrupted: bool) {
+    /// Counts a captured frame into the truth. `aeth_cut`: an ACK or NAK the snaplen cut
+    /// before the end of its AETH, which `analyze` can tell from no other answer.
+    fn tally(
+        &mut self,
+        ts: u64,
+        t: &Tally,
+        orig_len: u32,
+        truncated: bool,
+        corrupted: bool,
+        aeth_cut: bool,
+    ) {
         let info = OpInfo::of(t.opcode);
+        // The flow's answers come cut before the end of their AETH (all alike: one snaplen),
+        // so what started a retransmission is unknown to `analyze`: no timeouts.
+        let blind = self.opts.snaplen < self.bth_at(fabric_of_tag(t.flow.2)) + 12 + 4;
+        if aeth_cut {
+            self.truth.cut_before_aeth += 1;
+        }
         if let Some(r) = t.answers.and_then(|k| self.flows.get_mut(&k)) {
             r.timeouts_in_row = 0;
-            if t.ack.is_some_and(|(_, syn)| syn >> 5 & 3 == 1) {
+            if !aeth_cut && t.ack.is_some_and(|(_, syn)| syn >> 5 & 3 == 1) {
                 r.rnr_in_row += 1;
                 r.rnr_naks_in_a_row = r.rnr_naks_in_a_row.max(r.rnr_in_row);
             } else {
@@ -864,13 +881,13 @@ impl<'s> Sim<'s> {
                 }
                 if !f.in_retx {
                     f.in_retx = true;
-                    if t.retx == Some(Cause::Timeout) {
+                    if t.retx == Some(Cause::Timeout) && !blind {
                         f.counters.timeouts += 1;
                     }
                 }
             }
             if t.pass_start {
-                if t.retx == Some(Cause::Timeout) {
+                if t.retx == Some(Cause::Timeout) && !blind {
                     f.timeouts_in_row += 1;
                     f.timeouts_in_a_row = f.timeouts_in_a_row.max(f.timeouts_in_row);
                 } else {
@@ -887,7 +904,7 @@ impl<'s> Sim<'s> {
                 });
             }
         }
-        if let Some((psn, syn)) = t.ack {
+        if let Some((psn, syn)) = t.ack.filter(|_| !aeth_cut) {
             let f = self.flows.get_mut(&t.flow).expect("flow exists");
             match syn >> 5 & 3 {
                 0 => {

@@ -262,6 +262,10 @@ pub struct Truth {
     /// them to be RoCE or IB (the UDP header, the LRH): counted in `frames`, in no flow and in
     /// none of the `totals`.
     pub cut_before_bth: u64,
+    /// ACKs and NAKs the snaplen cut before the end of their AETH: in their flows' packets,
+    /// but in none of the NAK, RNR NAK or duplicate ACK counters, and their requesters'
+    /// timeouts are not counted either (what started a retransmission is unknown).
+    pub cut_before_aeth: u64,
     pub first_ts_ns: u64,
     pub last_ts_ns: u64,
     pub totals: Counters,
