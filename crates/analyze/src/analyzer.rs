@@ -1002,6 +1002,10 @@ pub(crate) struct Req {
     // first), then the rest (`repr(C)` keeps this order).
     in_retx: bool,
     prev_read: bool,
+    /// The responder's ACKs and NAKs come cut before the end of their AETH (the snaplen):
+    /// whether each acknowledged or refused is unknown, so no pass is taken for an ACK
+    /// timeout's and no NAK is expected to be seen.
+    blind: bool,
     pending: Option<Trigger>,
     /// The last gap-filled PSN, until what follows it tells whether the network lost that
     /// packet or only delayed it (then until the next retransmission, which may resend it):
@@ -1068,10 +1072,6 @@ pub(crate) struct Req {
     /// one past an ACK it did get, a PSN the capture saw acknowledged.
     ack_marks: [u32; ACK_MARKS],
     ack_marks_n: u8,
-    /// The responder's ACKs and NAKs come cut before the end of their AETH (the snaplen):
-    /// whether each acknowledged or refused is unknown, so no pass is taken for an ACK
-    /// timeout's and no NAK is expected to be seen.
-    blind: bool,
 }
 
 /// What is known of a gap-filling first copy, a packet that arrived after a higher PSN. After
