@@ -1204,12 +1204,17 @@ impl ReqState {
 
 impl Req {
     /// At the end of the flow's traffic: a gap fill without a pending trigger that nothing
-    /// resent was reordered.
+    /// resent was reordered, unless the responder's answers were cut before their AETH
+    /// (`blind`: the NAK that resends it may be among them, its go-back-N pass beyond the
+    /// capture's end).
     /// Returns the late packet's frame, for the flow to cite.
     fn settle(&mut self) -> Option<u64> {
         let (_, Fill::Deferred, frame, depth) = self.fill.take()? else {
             return None;
         };
+        if self.blind {
+            return None;
+        }
         self.s.reordered += 1;
         self.s.reorder_depth = self.s.reorder_depth.max(u64::from(depth));
         Some(frame)

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{clean_events, is_answer};
+use common::{clean_events, is_answer, report, scenario_events, scenario_events_cut};
 use rdmascope_analyze::Event;
 use serde_json::Value;
 
@@ -71,4 +71,79 @@ fn a_capture_with_nothing_from_the_responder_may_be_one_way() {
         "{f}"
     );
     assert!(f["advice"].as_str().unwrap().contains("one-way"), "{f}");
+}
+
+/// A snaplen that ends inside the AETH (54–57 bytes for RoCEv2 over IPv4) leaves each ACK's
+/// and NAK's kind unknown, not the ACK itself: the connections are answered and paired, the
+/// retransmissions counted as in the whole capture, and nothing is read as an ACK timeout.
+#[test]
+fn answers_cut_before_their_aeth_are_still_answers() {
+    use rdmascope_synth::Scenario;
+    let whole = report(&scenario_events(Scenario::Lossy, 6000));
+    for snaplen in [54, 57] {
+        let r = report(&scenario_events_cut(Scenario::Lossy, 6000, snaplen));
+        let codes = common::codes_but(&r, "");
+        assert!(
+            !codes.contains(&"transport.no_response".to_string()),
+            "{snaplen}: {codes:?}"
+        );
+        assert!(
+            !codes.contains(&"transport.timeout".to_string()),
+            "{snaplen}: {codes:?}"
+        );
+        assert!(
+            codes.contains(&"transport.loss".to_string()),
+            "{snaplen}: {codes:?}"
+        );
+        let acks = &r["totals"]["opcodes"]["RC_ACKNOWLEDGE"];
+        assert!(acks.as_u64().unwrap() > 0, "{snaplen}");
+        assert_eq!(&r["capture"]["cut_before_aeth"], acks, "{snaplen}");
+        for k in [
+            "retransmitted_packets",
+            "gap_filled_packets",
+            "missing_packets",
+        ] {
+            assert_eq!(r["totals"][k], whole["totals"][k], "{snaplen}: {k}");
+        }
+        assert_eq!(r["totals"]["naks"]["psn_sequence_error"], 0, "{snaplen}");
+        assert_eq!(r["totals"]["timeouts"], 0, "{snaplen}");
+        assert_eq!(r["connections"].as_array().unwrap().len(), 2, "{snaplen}");
+        let cut = r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "capture.truncated")
+            .expect("capture.truncated");
+        assert_eq!(cut["severity"], "warning", "{snaplen}");
+    }
+    // A capture that ends right after a gap fill, the resend of a packet lost before the
+    // capture point: its NAK may be among the cut answers, so it is not taken for reordering.
+    let evs = scenario_events_cut(Scenario::Lossy, 6000, 54);
+    let mut seen = std::collections::HashMap::new();
+    let fill = evs
+        .iter()
+        .position(|e| {
+            let (Some(b), Some(n)) = (e.bth, e.nodes) else {
+                return false;
+            };
+            if is_answer(e) || b.destqp <= 1 {
+                return false;
+            }
+            let psns: &mut Vec<u32> = seen.entry((n, b.destqp)).or_default();
+            let filled = psns.iter().any(|&p| p > b.psn) && !psns.contains(&b.psn);
+            psns.push(b.psn);
+            filled
+        })
+        .expect("a gap fill");
+    let r = report(&evs[..=fill]);
+    assert_eq!(r["totals"]["gap_filled_packets"], 1);
+    assert_eq!(r["totals"]["reordered_packets"], 0);
+    // The whole capture reads its NAKs and its timeout.
+    assert!(
+        whole["totals"]["naks"]["psn_sequence_error"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    assert!(whole["totals"]["timeouts"].as_u64().unwrap() > 0);
 }

@@ -30,6 +30,11 @@ pub fn clean_events() -> Vec<Event> {
 
 /// The events of the first `packets` frames on the Ethernet interface of `scenario`.
 pub fn scenario_events(scenario: Scenario, packets: u64) -> Vec<Event> {
+    scenario_events_cut(scenario, packets, usize::MAX)
+}
+
+/// [`scenario_events`] with every frame cut to `snaplen` bytes, as `editcap -s` does.
+pub fn scenario_events_cut(scenario: Scenario, packets: u64, snaplen: usize) -> Vec<Event> {
     let mut eth = Eth(Vec::new());
     let o = GenOptions {
         scenario,
@@ -49,7 +54,8 @@ pub fn scenario_events(scenario: Scenario, packets: u64) -> Vec<Event> {
                 if_id: 0,
                 if_speed: None,
             };
-            Event::decode(meta, linktype::ETHERNET, d, d.len() as u32, &opts)
+            let cut = &d[..d.len().min(snaplen)];
+            Event::decode(meta, linktype::ETHERNET, cut, d.len() as u32, &opts)
         })
         .collect()
 }
