@@ -1230,12 +1230,7 @@ impl Req {
         by_class: &mut BTreeMap<u8, Histogram<u32>>,
         class: u8,
     ) {
-        if self.acked.is_none_or(|a| psn_diff(last, a) > 0) {
-            self.acked = Some(last);
-            self.ack_marks[usize::from(self.ack_marks_n) % ACK_MARKS] = last;
-            // Past 255 on to 8, the same slot modulo `ACK_MARKS`, with every mark kept.
-            self.ack_marks_n = self.ack_marks_n.checked_add(1).unwrap_or(ACK_MARKS as u8);
-        }
+        self.acked_up_to(last);
         if self
             .ackreq
             .front()
@@ -1256,6 +1251,16 @@ impl Req {
         }
     }
 
+    /// Moves `acked` on to `last` if that is newer, marking it in `ack_marks`.
+    fn acked_up_to(&mut self, last: u32) {
+        if self.acked.is_none_or(|a| psn_diff(last, a) > 0) {
+            self.acked = Some(last);
+            self.ack_marks[usize::from(self.ack_marks_n) % ACK_MARKS] = last;
+            // Past 255 on to 8, the same slot modulo `ACK_MARKS`, with every mark kept.
+            self.ack_marks_n = self.ack_marks_n.checked_add(1).unwrap_or(ACK_MARKS as u8);
+        }
+    }
+
     /// An ACK or NAK at `ts` for PSN `psn` whose AETH the capture cut, so its kind is unknown:
     /// either way every request before `psn` arrived (IBTA §9.7.5.1.2), and an ACK's PSN is
     /// the last it acknowledges, so the requests with AckReq up to `psn` leave the queue,
@@ -1267,12 +1272,7 @@ impl Req {
         self.rnr_in_row = 0;
         // It may be a NAK: a resend soon after it is no capture's copy (see `Req::duplicate`).
         self.last_nak_at = Some(ts);
-        let before = psn.wrapping_sub(1) & 0xff_ffff;
-        if self.acked.is_none_or(|a| psn_diff(before, a) > 0) {
-            self.acked = Some(before);
-            self.ack_marks[usize::from(self.ack_marks_n) % ACK_MARKS] = before;
-            self.ack_marks_n = self.ack_marks_n.checked_add(1).unwrap_or(ACK_MARKS as u8);
-        }
+        self.acked_up_to(psn.wrapping_sub(1) & 0xff_ffff);
         while self
             .ackreq
             .front()
@@ -2968,7 +2968,6 @@ impl Analyzer {
                 }
                 fl.cited.add(&mut fl.cited_full, Cite::Retx, m.number);
                 bump(&mut tl.events[EV_RETX], tl.cur, 1);
-                let has_peer = answers;
                 // A gap fill with nothing pending waits for what follows it (`Req::fill`),
                 // once the responder is seen: with its answers cut before their AETH too, as
                 // what follows tells a loss (a resend of another PSN) without the NAK.
@@ -2998,7 +2997,7 @@ impl Analyzer {
                             }
                         }
                         Some(Trigger::Rnr) => rq.s.triggers.rnr += 1,
-                        None if has_peer => {
+                        None if answers => {
                             rq.s.triggers.timeout += 1;
                             // A pass that begins with a gap fill (the retry count above
                             // took those that begin with a resend).
