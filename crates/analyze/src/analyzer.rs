@@ -2689,7 +2689,11 @@ impl Analyzer {
                 let fl = &mut self.flows[fi];
                 let first = !fl.is_request_flow;
                 let held_twice = (&mut self.doubled, &mut self.early_passes);
-                if Self::request(fl, &mut self.tl, m, e, bth, info, held_twice) {
+                let (pairs, cut) = (&self.by_pair, self.cut_before_aeth.0);
+                // Before the connection's first answer: whether the responder's node sends to
+                // the requester's in the capture, answers not cut (a NAK would show).
+                let heard = || cut == 0 && pairs.contains_key(&(nodes.1, nodes.0));
+                if Self::request(fl, &mut self.tl, e, bth, info, held_twice, heard) {
                     self.duplicate(fi, m.number);
                 }
                 if first {
@@ -2855,17 +2859,19 @@ impl Analyzer {
     /// the capture is known to hold packets twice, set here too once the flow had
     /// [`EARLY_DOUBLED`] early passes that began with an acknowledged PSN, and whether it had
     /// as many early passes, set here). True when it is the capture's second copy of a packet
-    /// ([`Req::duplicate`]), which counts no further.
+    /// ([`Req::duplicate`]), which counts no further. `heard`: whether a NAK would be in the
+    /// capture on a connection not yet answered (asked of retransmissions only).
     #[inline(always)]
     fn request(
         fl: &mut FlowState,
         tl: &mut Timeline,
-        m: &PacketMeta,
         e: &Event,
         bth: Bth,
         info: &OpInfo,
         (known, early): (&mut bool, &mut bool),
+        heard: impl FnOnce() -> bool,
     ) -> bool {
+        let m = &e.meta;
         let v2 = e.encap == Some(Encap::RoceV2);
         let ts = m.ts_ns;
         let is_read = info.op == Operation::ReadRequest;
@@ -2923,6 +2929,9 @@ impl Analyzer {
                 fl.new_other_mac = fl.new_other_mac.saturating_add(u32::from(other_mac));
             }
             Class::Retransmitted | Class::GapFilled => {
+                // Whether a NAK that started this would be in the capture: the answers are,
+                // or the connection has none yet while the responder's node is heard.
+                let shown = answers || (fl.peer == 0 && !rq.blind && heard());
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     rq.resends.get_or_insert_with(Box::default).push(ts);
@@ -2943,10 +2952,10 @@ impl Analyzer {
                         if rq.naks_since_pass > 0 {
                             rq.naks_since_pass -= 1;
                             rq.timeouts_in_row = 0;
-                        } else if answers {
-                            // A retry after an ACK timeout; with none of the responder's
-                            // packets in the capture yet it may be the capture's copy that
-                            // came too late to tell, and no timeout is known either.
+                        } else if shown {
+                            // A retry after an ACK timeout; with nothing from the responder's
+                            // node in the capture yet it may be the capture's copy that came
+                            // too late to tell, and no timeout is known either.
                             rq.timeouts_in_row = rq.timeouts_in_row.saturating_add(1);
                             rq.s.timeouts_in_a_row =
                                 rq.s.timeouts_in_a_row.max(u64::from(rq.timeouts_in_row));
@@ -2997,7 +3006,7 @@ impl Analyzer {
                             }
                         }
                         Some(Trigger::Rnr) => rq.s.triggers.rnr += 1,
-                        None if answers => {
+                        None if shown => {
                             rq.s.triggers.timeout += 1;
                             // A pass that begins with a gap fill (the retry count above
                             // took those that begin with a resend).

@@ -363,6 +363,30 @@ fn alike_answers_to_a_burst_of_resends_are_not_copies() {
     assert!(with_code(&r, "capture.duplicates").is_empty());
 }
 
+/// At 10 Gb/s an incast's sender slowed by CNPs times out before the last packet of a long
+/// WRITE, the one that asks for an ACK, again and again until it gives up: its connection is
+/// never answered, but the receiver's CNPs to it are in the capture, so a NAK would be too and
+/// the retries are timeouts (a sweep over random options found it).
+#[test]
+fn retries_never_answered_while_the_responder_is_heard_are_timeouts() {
+    let d = tmp();
+    let truth = d.join("incast-10g.json");
+    let opts = [
+        "--seed",
+        "520139",
+        "--link",
+        "10G",
+        "--truth",
+        truth.to_str().unwrap(),
+    ];
+    let cap = generated_with(&d, "incast-10g.pcapng", "incast", 18211, &opts);
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&truth).unwrap()).unwrap();
+    let r = analyze(&cap, &[]);
+    compare("incast-10g", &t, &r);
+    assert!(r["totals"]["timeouts"].as_u64().unwrap() > 0);
+    assert!(!with_code(&r, "transport.retry_exceeded").is_empty());
+}
+
 #[test]
 fn clean_scenario_has_no_warning() {
     let d = tmp();

@@ -457,6 +457,8 @@ struct FlowState {
     /// The largest payload of its FIRST and MIDDLE packets: the MTU its sender packetises
     /// with, as the capture shows it (0: none seen).
     max_fm_payload: u32,
+    /// An answer to its requests (ACK, NAK, READ response) was captured.
+    answered: bool,
 }
 
 /// The simulation.
@@ -480,6 +482,8 @@ pub struct Sim<'s> {
     pub data_priorities: std::collections::BTreeSet<u8>,
     /// UDP source port → RoCEv2 request flows using it.
     pub sport_flows: BTreeMap<u16, std::collections::BTreeSet<FlowKey>>,
+    /// (source, destination, fabric tag) of the RDMA frames captured so far.
+    heard: std::collections::HashSet<(u16, u16, u8)>,
     stopped: bool,
     io_error: Option<std::io::Error>,
     /// The delay of the frame [`Sim::send`] queues next (see [`ConnCfg::reorder_every`]).
@@ -522,6 +526,7 @@ impl<'s> Sim<'s> {
             },
             data_priorities: Default::default(),
             sport_flows: Default::default(),
+            heard: Default::default(),
             stopped: false,
             io_error: None,
             late_ns: 0,
@@ -805,10 +810,16 @@ impl<'s> Sim<'s> {
         // The flow's answers come cut before the end of their AETH (all alike: one snaplen),
         // so what started a retransmission is unknown to `analyze`: no timeouts.
         let blind = self.opts.snaplen < self.bth_at(fabric_of_tag(t.flow.2)) + 12 + 4;
+        let (src, dst, tag, _) = t.flow;
+        self.heard.insert((src, dst, tag));
+        // Before a flow's first answer, `analyze` tells a timeout when the responder's node
+        // sends to the requester's in the capture and no answer so far was cut.
+        let heard = self.heard.contains(&(dst, src, tag)) && self.truth.cut_before_aeth == 0;
         if aeth_cut {
             self.truth.cut_before_aeth += 1;
         }
         if let Some(r) = t.answers.and_then(|k| self.flows.get_mut(&k)) {
+            r.answered = true;
             r.timeouts_in_row = 0;
             if !aeth_cut && t.ack.is_some_and(|(_, syn)| syn >> 5 & 3 == 1) {
                 r.rnr_in_row += 1;
@@ -824,6 +835,7 @@ impl<'s> Sim<'s> {
             self.sport_flows.entry(s).or_default().insert(t.flow);
         }
         let f = self.flows.entry(t.flow).or_default();
+        let shown = if f.answered { !blind } else { heard };
         if f.transport.is_empty() {
             f.transport = info.transport.name().to_string();
         }
@@ -881,17 +893,17 @@ impl<'s> Sim<'s> {
                 }
                 if !f.in_retx {
                     f.in_retx = true;
-                    if t.retx == Some(Cause::Timeout) && !blind {
+                    if t.retx == Some(Cause::Timeout) && shown {
                         f.counters.timeouts += 1;
                     }
                 }
             }
             if t.pass_start {
-                if t.retx == Some(Cause::Timeout) && !blind {
+                if t.retx != Some(Cause::Timeout) {
+                    f.timeouts_in_row = 0;
+                } else if shown {
                     f.timeouts_in_row += 1;
                     f.timeouts_in_a_row = f.timeouts_in_a_row.max(f.timeouts_in_row);
-                } else {
-                    f.timeouts_in_row = 0;
                 }
             }
             if let Some(cause) = t.retx {
