@@ -2618,10 +2618,12 @@ impl Analyzer {
         let fl = &mut self.flows[fi];
         // A frame of the flow at another capture point than the one it is read at: a copy of
         // one of its packets, unless that point has carried none for `MOVE_NS` (the flow
-        // moved, or that point stopped capturing).
+        // moved, or that point stopped capturing). A flow from a node to itself holds both
+        // directions (directed-route SMPs, from and to the permissive LID, IBTA §14.2.2): at a
+        // tap they come on two interfaces.
         let point = m.if_id & 0xffff | (self.group as u32) << 16;
         let mut other = false;
-        if point != fl.point {
+        if point != fl.point && fl.key.0 != fl.key.1 {
             if fl.packets == 0 || m.ts_ns.saturating_sub(fl.last_ts) >= MOVE_NS {
                 fl.point = point;
             } else {
@@ -3749,7 +3751,8 @@ impl Analyzer {
     }
 
     /// Missing PSNs of flow `i` shown dropped by the capture, not the network: at or before
-    /// its responder's last ACK, on a flow nothing was resent or gap-filled on and whose
+    /// its responder's last ACK (its answers cut before their AETH: before the PSN of the last,
+    /// ACK or NAK, IBTA §9.7.5.1.2), on a flow nothing was resent or gap-filled on and whose
     /// responder sent no PSN sequence NAK (RC delivers in order or retries, so an ACK past a
     /// PSN means it arrived). Before the flows are sealed, which frees the PSN windows.
     pub(crate) fn capture_dropped(&self, i: usize) -> u64 {
@@ -3758,7 +3761,8 @@ impl Analyzer {
             return 0;
         };
         let p = &self.flows[p];
-        let (Some(t), Some(ack)) = (&r.s.psn, p.last_ack()) else {
+        let ack = if r.blind { r.acked } else { p.last_ack() };
+        let (Some(t), Some(ack)) = (&r.s.psn, ack) else {
             return 0;
         };
         if r.s.retx > 0 || r.s.gap_filled > 0 || p.sequence_naks() > 0 {

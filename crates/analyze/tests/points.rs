@@ -8,8 +8,9 @@
 mod common;
 
 use common::{report, scenario_events, TRANSPORT_SCENARIOS};
-use rdmascope_analyze::{Analyzer, Batch, Config, Event, Node};
+use rdmascope_analyze::{Analyzer, Batch, Bth, Config, Event, Node, PacketMeta};
 use rdmascope_synth::Scenario;
+use rdmascope_wire::frame::Encap;
 use rdmascope_wire::opcode::{OpInfo, Transport};
 use serde_json::Value;
 
@@ -395,4 +396,43 @@ fn second_sightings_on_one_interface_are_early_resends() {
         );
         assert!(early(&report(&one_interface)), "{name}");
     }
+}
+
+/// Directed-route SMPs go from and to the permissive LID (IBTA §14.2.2), so a Get and its
+/// GetResp are one flow: at a tap (an ERF capture's two ports kept as two interfaces) the two
+/// directions come on two interfaces, and neither is a copy.
+#[test]
+fn directed_route_smps_at_a_tap_are_one_capture() {
+    let smp = |n: u64, ts: u64, if_id: u32, psn: u32| Event {
+        meta: PacketMeta {
+            number: n,
+            ts_ns: ts,
+            orig_len: 278,
+            if_id,
+            if_speed: None,
+        },
+        bth: Some(Bth {
+            opcode: 0x64,
+            ackreq: false,
+            destqp: 0,
+            psn,
+        }),
+        nodes: Some((Node::Lid(0xffff), Node::Lid(0xffff))),
+        encap: Some(Encap::Ib),
+        payload_len: 256,
+        ..Event::default()
+    };
+    let evs: Vec<Event> = (0..10u64)
+        .flat_map(|k| {
+            let ts = 1_000_000_000 + k * 10_000_000;
+            [
+                smp(2 * k + 1, ts, 0, 489 + k as u32),
+                smp(2 * k + 2, ts + 70_000, 1, 93_239 + k as u32),
+            ]
+        })
+        .collect();
+    let r = report(&evs);
+    assert!(points_finding(&r).is_none(), "{}", r["findings"]);
+    assert_eq!(r["totals"]["packets"], 20);
+    assert_eq!(r["flows"][0]["packets"], 20);
 }

@@ -594,6 +594,52 @@ fn no_rdma_capture_says_how_to_capture() {
         .contains("bypasses the kernel"));
 }
 
+/// Captures whose own drops show as missing PSNs the responder acknowledged (`capture.drops`)
+/// show them still when cut inside the AETH, as `tcpdump -s` would (RoCEv2 over IPv4 at 54–57
+/// bytes, RoCEv1 at 66–69): an answer of either kind tells the PSNs before its own arrived, so
+/// they are not called network loss.
+#[test]
+fn drops_of_a_capture_cut_inside_the_aeth_are_still_the_capture_s() {
+    let Some(dir) = common::corpus() else { return };
+    let d = tmp();
+    for (name, snaplens) in [
+        ("rocev2_rc-send-stream_a.pcap", 54..=57),
+        ("rocev1_ethertype8915_rc-send_nfs-rdma.pcap", 66..=69),
+    ] {
+        let full = analyze(&dir.join(name), &[]);
+        assert!(!with_code(&full, "capture.drops").is_empty(), "{name}");
+        let recs = common::read_all(&dir.join(name));
+        for snaplen in snaplens {
+            let cut = d.join(format!("cut-{snaplen}-{name}"));
+            let out = std::fs::File::create(&cut).unwrap();
+            let mut w = rdmascope_capture::PcapWriter::new(out, recs[0].linktype, snaplen).unwrap();
+            for r in &recs {
+                let n = r.data.len().min(snaplen as usize);
+                w.write(r.ts_ns, r.orig_len, &r.data[..n]).unwrap();
+            }
+            w.flush().unwrap();
+            drop(w);
+            let r = analyze(&cut, &[]);
+            assert!(
+                r["capture"]["cut_before_aeth"].as_u64() > Some(0),
+                "{name} at {snaplen}"
+            );
+            assert_eq!(
+                r["totals"]["missing_packets"], full["totals"]["missing_packets"],
+                "{name} at {snaplen}"
+            );
+            assert!(
+                !with_code(&r, "capture.drops").is_empty(),
+                "{name} at {snaplen}"
+            );
+            assert!(
+                with_code(&r, "transport.loss").is_empty(),
+                "{name} at {snaplen}"
+            );
+        }
+    }
+}
+
 /// The public captures: clean ones give no warning or critical finding; CM connections match
 /// what tshark decodes; packets per opcode equal tshark's counts.
 #[test]
