@@ -89,6 +89,19 @@ fn generated_with(
     cap
 }
 
+/// `gen --scenario SCENARIO --packets N` with further options into `NAME.pcapng` and its
+/// truth, analysed and compared with that truth: the report.
+fn matches_truth(name: &str, scenario: &str, n: u32, extra: &[&str]) -> Value {
+    let d = tmp();
+    let truth = d.join(format!("{name}.json"));
+    let opts = [&["--truth", truth.to_str().unwrap()], extra].concat();
+    let cap = generated_with(&d, &format!("{name}.pcapng"), scenario, n, &opts);
+    let t: Value = serde_json::from_str(&std::fs::read_to_string(&truth).unwrap()).unwrap();
+    let r = analyze(&cap, &[]);
+    compare(name, &t, &r);
+    r
+}
+
 /// The findings of `report` whose code is `code`.
 fn with_code<'a>(report: &'a Value, code: &str) -> Vec<&'a Value> {
     report["findings"]
@@ -345,20 +358,8 @@ fn headers_cut_by_the_snaplen_and_early_ends_match_the_truth() {
 /// answers are duplicate ACKs, not the capture's copies (a sweep over random seeds found it).
 #[test]
 fn alike_answers_to_a_burst_of_resends_are_not_copies() {
-    let d = tmp();
-    let truth = d.join("reorder-400g.json");
-    let opts = [
-        "--seed",
-        "17330",
-        "--link",
-        "400G",
-        "--truth",
-        truth.to_str().unwrap(),
-    ];
-    let cap = generated_with(&d, "reorder-400g.pcapng", "reorder", 40000, &opts);
-    let t: Value = serde_json::from_str(&std::fs::read_to_string(&truth).unwrap()).unwrap();
-    let r = analyze(&cap, &[]);
-    compare("reorder-400g", &t, &r);
+    let opts = ["--seed", "17330", "--link", "400G"];
+    let r = matches_truth("reorder-400g", "reorder", 40000, &opts);
     assert!(r["totals"]["duplicate_acks"].as_u64().unwrap() > 30);
     assert!(with_code(&r, "capture.duplicates").is_empty());
 }
@@ -369,20 +370,8 @@ fn alike_answers_to_a_burst_of_resends_are_not_copies() {
 /// the retries are timeouts (a sweep over random options found it).
 #[test]
 fn retries_never_answered_while_the_responder_is_heard_are_timeouts() {
-    let d = tmp();
-    let truth = d.join("incast-10g.json");
-    let opts = [
-        "--seed",
-        "520139",
-        "--link",
-        "10G",
-        "--truth",
-        truth.to_str().unwrap(),
-    ];
-    let cap = generated_with(&d, "incast-10g.pcapng", "incast", 18211, &opts);
-    let t: Value = serde_json::from_str(&std::fs::read_to_string(&truth).unwrap()).unwrap();
-    let r = analyze(&cap, &[]);
-    compare("incast-10g", &t, &r);
+    let opts = ["--seed", "520139", "--link", "10G"];
+    let r = matches_truth("incast-10g", "incast", 18211, &opts);
     assert!(r["totals"]["timeouts"].as_u64().unwrap() > 0);
     assert!(!with_code(&r, "transport.retry_exceeded").is_empty());
 }
