@@ -519,6 +519,12 @@ pub fn render_text(r: &Report, top: usize) -> String {
         t.rnr_naks,
         t.timeouts
     ));
+    if r.capture.cut_before_aeth > 0 {
+        s.push_str(&format!(
+            "  ({} ACKs or NAKs cut inside their AETH: NAKs, RNR NAKs, duplicate ACKs and timeouts on their connections are not known)\n",
+            r.capture.cut_before_aeth
+        ));
+    }
     s.push_str(&format!(
         "  ECN: Not-ECT {}, ECT(0) {}, ECT(1) {}, CE {}; CNPs {}; PFC frames {} (pause episodes {}, {} paused)\n",
         t.ecn.not_ect,

@@ -437,6 +437,32 @@ fn text_report_names_findings_and_connections() {
     assert!(crit < warn);
 }
 
+/// The summary of a capture whose ACKs and NAKs are cut before the end of their AETH says
+/// why its NAK, RNR NAK and timeout counts are 0.
+#[test]
+fn text_report_says_when_naks_cannot_be_told() {
+    let d = tmp();
+    let cap = generated_with(
+        &d,
+        "rnr-76.pcap",
+        "rnr",
+        3000,
+        &["--snaplen", "76", "--ipv6"],
+    );
+    let o = bin().args(["analyze"]).arg(&cap).output().unwrap();
+    assert!(o.status.success());
+    let s = String::from_utf8(o.stdout).unwrap();
+    assert!(
+        s.contains(
+            "ACKs or NAKs cut inside their AETH: NAKs, RNR NAKs, duplicate ACKs and timeouts"
+        ),
+        "{s}"
+    );
+    let whole = generated(&d, "rnr.pcap", "rnr", 3000);
+    let o = bin().args(["analyze"]).arg(&whole).output().unwrap();
+    assert!(!String::from_utf8(o.stdout).unwrap().contains("AETH"));
+}
+
 /// The text report of the shipped lossy, misconfigured and PFC-storm samples, word for word
 /// (summaries agree with their counts: "1 connection request was rejected").
 #[test]
