@@ -1305,6 +1305,15 @@ impl Req {
         self.msg_open = Some((payload, op));
     }
 
+    /// Whether request `psn` was sent less than `within` ns before `ts` (among the last
+    /// [`SEEN`] requests).
+    fn sent_within(&self, psn: u32, ts: u64, within: u64) -> bool {
+        let n = (self.seen_n as usize).min(SEEN);
+        self.seen[..n]
+            .iter()
+            .any(|&(p, t)| p & !COPIED == psn && t <= ts && ts - t < within)
+    }
+
     /// Remembers request `psn` at `ts` in `seen` (it is no copy); one whose copy never came
     /// leaving it ends a run of pairs.
     #[inline]
@@ -2893,6 +2902,11 @@ impl Analyzer {
         if class == Class::Retransmitted && rq.duplicate(bth.psn, ts, before, answers, *known) {
             return true;
         }
+        // A resend sooner than any ACK timer runs out (IBTA §9.7.6.1.3; a ConnectX resending
+        // adaptively: from `ADP_NS`) is no timeout's: the capture's late copy, not found so
+        // (before the connection's first answer nothing shows its packets come twice).
+        let soon = class == Class::Retransmitted
+            && rq.sent_within(bth.psn, ts, if fl.peer == 0 { DUP_NS } else { ADP_NS });
         rq.remember(bth.psn, ts);
         // What this packet tells of the last gap fill (see `Fill`).
         if let Some((p, fill, frame, depth)) = rq.fill {
@@ -2932,8 +2946,9 @@ impl Analyzer {
             }
             Class::Retransmitted | Class::GapFilled => {
                 // Whether a NAK that started this would be in the capture: the answers are,
-                // or the connection has none yet while the responder's node is heard.
-                let shown = answers || (fl.peer == 0 && !rq.blind && heard());
+                // or the connection has none yet while the responder's node is heard (and it
+                // is no resend sooner than any ACK timeout).
+                let shown = !soon && (answers || (fl.peer == 0 && !rq.blind && heard()));
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     rq.resends.get_or_insert_with(Box::default).push(ts);

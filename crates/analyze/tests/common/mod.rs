@@ -35,13 +35,19 @@ pub fn scenario_events(scenario: Scenario, packets: u64) -> Vec<Event> {
 
 /// [`scenario_events`] with every frame cut to `snaplen` bytes, as `editcap -s` does.
 pub fn scenario_events_cut(scenario: Scenario, packets: u64, snaplen: usize) -> Vec<Event> {
-    let mut eth = Eth(Vec::new());
     let o = GenOptions {
         scenario,
         packets: Some(packets),
         ..GenOptions::default()
     };
-    generate(&o, &mut eth).expect("scenario");
+    generated_events(&o, snaplen)
+}
+
+/// The events of the frames on the Ethernet interface of what `o` generates, each cut to
+/// `snaplen` bytes.
+pub fn generated_events(o: &GenOptions, snaplen: usize) -> Vec<Event> {
+    let mut eth = Eth(Vec::new());
+    generate(o, &mut eth).expect("scenario");
     let opts = DecodeOptions::default();
     eth.0
         .iter()
