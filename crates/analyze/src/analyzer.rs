@@ -1305,13 +1305,15 @@ impl Req {
         self.msg_open = Some((payload, op));
     }
 
-    /// Whether request `psn` was sent less than `within` ns before `ts` (among the last
-    /// [`SEEN`] requests).
-    fn sent_within(&self, psn: u32, ts: u64, within: u64) -> bool {
+    /// How many requests back in `seen` (0: the newest) one that `is` accepts (its PSN, with
+    /// [`COPIED`]) was sent less than `within` ns before `ts`, the newest such.
+    fn sent_back(&self, ts: u64, within: u64, is: impl Fn(u32) -> bool) -> Option<usize> {
         let n = (self.seen_n as usize).min(SEEN);
-        self.seen[..n]
-            .iter()
-            .any(|&(p, t)| p & !COPIED == psn && t <= ts && ts - t < within)
+        let newest = self.seen_n.wrapping_sub(1) as usize;
+        (0..n).find(|&k| {
+            let (p, t) = self.seen[newest.wrapping_sub(k) % SEEN];
+            is(p) && t <= ts && ts - t < within
+        })
     }
 
     /// Remembers request `psn` at `ts` in `seen` (it is no copy); one whose copy never came
@@ -1365,10 +1367,8 @@ impl Req {
     ) -> bool {
         let n = (self.seen_n as usize).min(SEEN);
         let newest = self.seen_n.wrapping_sub(1) as usize;
-        let found = (0..n).find(|&k| {
-            let (p, t) = self.seen[newest.wrapping_sub(k) % SEEN];
-            p == psn && t <= ts && ts - t < DUP_NS
-        });
+        // A first copy whose own copy has not come (not marked `COPIED`).
+        let found = self.sent_back(ts, DUP_NS, |p| p == psn);
         let quiet = || {
             self.pending.is_none()
                 && self
@@ -2905,8 +2905,11 @@ impl Analyzer {
         // A resend sooner than any ACK timer runs out (IBTA §9.7.6.1.3; a ConnectX resending
         // adaptively: from `ADP_NS`) is no timeout's: the capture's late copy, not found so
         // (before the connection's first answer nothing shows its packets come twice).
+        let within = if fl.peer == 0 { DUP_NS } else { ADP_NS };
         let soon = class == Class::Retransmitted
-            && rq.sent_within(bth.psn, ts, if fl.peer == 0 { DUP_NS } else { ADP_NS });
+            && rq
+                .sent_back(ts, within, |p| p & !COPIED == bth.psn)
+                .is_some();
         rq.remember(bth.psn, ts);
         // What this packet tells of the last gap fill (see `Fill`).
         if let Some((p, fill, frame, depth)) = rq.fill {
