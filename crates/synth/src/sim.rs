@@ -811,10 +811,12 @@ impl<'s> Sim<'s> {
         // so what started a retransmission is unknown to `analyze`: no timeouts.
         let blind = self.opts.snaplen < self.bth_at(fabric_of_tag(t.flow.2)) + 12 + 4;
         let (src, dst, tag, _) = t.flow;
-        self.heard.insert((src, dst, tag));
         // Before a flow's first answer, `analyze` tells a timeout when the responder's node
-        // sends to the requester's in the capture and no answer so far was cut.
-        let heard = self.heard.contains(&(dst, src, tag)) && self.truth.cut_before_aeth == 0;
+        // sends to the requester's in the capture and no answer so far was cut (asked of
+        // timeouts' resends only).
+        let heard = t.retx == Some(Cause::Timeout)
+            && self.truth.cut_before_aeth == 0
+            && self.heard.contains(&(dst, src, tag));
         if aeth_cut {
             self.truth.cut_before_aeth += 1;
         }
@@ -837,6 +839,8 @@ impl<'s> Sim<'s> {
         let f = self.flows.entry(t.flow).or_default();
         let shown = if f.answered { !blind } else { heard };
         if f.transport.is_empty() {
+            // The flow's first frame: its node pair is heard from now on.
+            self.heard.insert((src, dst, tag));
             f.transport = info.transport.name().to_string();
         }
         // `analyze` leaves a READ response with a bad ICRC out (its requester drops it).
