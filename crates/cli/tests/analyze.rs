@@ -376,6 +376,25 @@ fn retries_never_answered_while_the_responder_is_heard_are_timeouts() {
     assert!(!with_code(&r, "transport.retry_exceeded").is_empty());
 }
 
+/// A REJ captured just before `gen` stops (its 1,000th frame) is read by `analyze`, so the truth
+/// has it too although the capture ends before it reaches the requester (a sweep over random
+/// options found it).
+#[test]
+fn a_rej_at_the_capture_s_end_is_a_reject() {
+    let opts = [
+        "--seed",
+        "491642",
+        "--link",
+        "25G",
+        "--snaplen",
+        "256",
+        "--vlan",
+        "1156",
+    ];
+    let r = matches_truth("mixed-rej-at-end", "mixed", 1000, &opts);
+    assert_eq!(with_code(&r, "cm.reject").len(), 1);
+}
+
 #[test]
 fn clean_scenario_has_no_warning() {
     let d = tmp();

@@ -785,6 +785,9 @@ impl<'s> Sim<'s> {
                 }
             }
         }
+        if let Some(Deliver::Cm(c, Cm::Rej(reason))) = o.then {
+            self.captured_rej(c, reason);
+        }
         if let Some(d) = o.then.take() {
             if !o.drop_after {
                 self.push(ts + self.wire_ns(o.orig_len) + HOP_NS, Ev::Arrive(d));
@@ -792,6 +795,16 @@ impl<'s> Sim<'s> {
         }
         if self.pool.len() < 4096 {
             self.pool.push(std::mem::take(&mut o.data));
+        }
+    }
+
+    /// A REJ of connection `c` is in the capture, so `analyze` reads it even when the capture
+    /// ends before it arrives: when the snaplen keeps the 36 bytes of its MAD up to the reason.
+    fn captured_rej(&mut self, c: usize, reason: u16) {
+        let cfg = &self.conns[c].cfg;
+        if self.mad_kept(cfg.fabric, 36) {
+            let name = self.node_name(cfg.a, cfg.fabric);
+            self.truth.events.cm_rejects.push((name, reason));
         }
     }
 
@@ -1989,14 +2002,8 @@ impl<'s> Sim<'s> {
                 );
             }
             Cm::Rtu => self.schedule_tx(now + 5_000, c),
-            Cm::Rej(reason) => {
-                // A REJ is read when the capture keeps the 36 bytes of its MAD up to the reason.
-                if self.mad_kept(cfg.fabric, 36) {
-                    let name = self.node_name(cfg.a, cfg.fabric);
-                    self.truth.events.cm_rejects.push((name, reason));
-                }
-                self.conns[c].finished = true;
-            }
+            // The REJ went into the truth as it was captured (`emit`).
+            Cm::Rej(_) => self.conns[c].finished = true,
             Cm::Dreq => self.mad_frame(
                 now + 20_000,
                 c,
