@@ -129,6 +129,9 @@ const UNTRACKED: usize = usize::MAX;
 /// [`Analyzer::restart`]).
 const FAR_PSN: u32 = crate::psn::WINDOW_PSNS;
 
+/// PFC/PAUSE frames remembered to tell their copies ([`Analyzer::pfc_copy`]).
+const PFC_RECENT: usize = 4;
+
 /// A second copy of a packet sooner than this after the first is the capture's, not the
 /// network's: the shortest local ACK timeout is 4.096 µs × 2^1 (IBTA §9.7.6.1.3), so no
 /// requester resends sooner unless a NAK asked it to, and a NAK shows in the capture.
@@ -1933,6 +1936,9 @@ pub struct Analyzer {
     pub(crate) pfc_frames: (u64, u64, u64),
     /// PFC/PAUSE frames with a (source, priority) beyond [`MAX_PFC_PORTS`].
     pub(crate) pfc_untracked: u64,
+    /// The last [`PFC_RECENT`] PFC/PAUSE frames counted, with their source and time, to tell
+    /// the capture's copies of them in a capture that holds packets twice.
+    pfc_recent: [Option<([u8; 6], MacControl, u64)>; PFC_RECENT],
     /// What each LLDP sender (by source MAC) advertised last, and LLDP frames of senders beyond
     /// [`MAX_PFC_PORTS`].
     pub(crate) dcb: BTreeMap<[u8; 6], DcbState>,
@@ -2317,6 +2323,7 @@ impl Analyzer {
             pfc: BTreeMap::new(),
             pfc_frames: (0, 0, 0),
             pfc_untracked: 0,
+            pfc_recent: [None; PFC_RECENT],
             dcb: BTreeMap::new(),
             dcb_untracked: 0,
             capture,
@@ -3726,13 +3733,20 @@ impl Analyzer {
             MacControl::Pause { quanta } => vec![(255, quanta)],
             MacControl::Other { .. } => return,
         };
+        let ts = m.ts_ns;
+        if self.doubled && self.pfc_copy(src, mc, ts) {
+            self.duplicates.0 += 1;
+            sample(&mut self.duplicates.1, m.number);
+            return;
+        }
+        self.pfc_recent.rotate_right(1);
+        self.pfc_recent[0] = Some((src, mc, ts));
         self.pfc_frames.0 += 1;
         if prios.iter().any(|p| p.1 > 0) {
             self.pfc_frames.1 += 1;
         } else {
             self.pfc_frames.2 += 1;
         }
-        let ts = m.ts_ns;
         let mut untracked = false;
         for (p, q) in prios {
             if self.pfc.len() >= MAX_PFC_PORTS && !self.pfc.contains_key(&(src, p)) {
@@ -3766,6 +3780,18 @@ impl Analyzer {
             }
         }
         self.pfc_untracked += u64::from(untracked);
+    }
+
+    /// Whether a PFC/PAUSE frame `mc` from `src` at `ts` is the capture's second copy of one of
+    /// the last frames counted: the same frame from the same source less than [`DUP_NS`]
+    /// before. Asked only of a capture known to hold packets twice: a device refreshes its
+    /// pause well before it runs out (at half of it: 42 µs for the longest pause at 400 Gb/s),
+    /// but one that floods pause frames sends the same one again at once.
+    fn pfc_copy(&self, src: [u8; 6], mc: MacControl, ts: u64) -> bool {
+        self.pfc_recent
+            .iter()
+            .flatten()
+            .any(|&(s, c, t)| s == src && c == mc && ts.saturating_sub(t) < DUP_NS)
     }
 
     /// Missing PSNs of flow `i` shown dropped by the capture, not the network: at or before

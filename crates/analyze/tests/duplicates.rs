@@ -271,3 +271,27 @@ fn resends_of_acknowledged_psns_show_a_capture_held_twice() {
         assert!(codes(&twice).contains(&"capture.early_resends".to_string()));
     }
 }
+
+/// A doubled capture's copies of PFC frames are no further pause frames: each stretched its
+/// pause episode by the copy's lag, which turned a `mixed` capture's longest episode, exactly
+/// twice the longest single pause at 25 Gb/s, into a `pfc.storm` (a sweep over random options
+/// found it).
+#[test]
+fn copies_of_pause_frames_are_no_pauses() {
+    let o = GenOptions {
+        scenario: Scenario::Mixed,
+        packets: Some(16_915),
+        seed: 585_146,
+        link_bps: 25_000_000_000,
+        ipv6: true,
+        ..GenOptions::default()
+    };
+    let mut evs = generated_events(&o, usize::MAX);
+    for e in &mut evs {
+        e.meta.if_speed = Some(o.link_bps);
+    }
+    let (once, twice) = (report(&evs), report(&trailed(&evs, LAG)));
+    assert!(once["pfc"]["frames"].as_u64() > Some(0));
+    assert_eq!(once["pfc"], twice["pfc"]);
+    assert_eq!(codes(&once), codes(&twice));
+}
