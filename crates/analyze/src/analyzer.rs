@@ -1353,6 +1353,9 @@ impl Req {
     /// - In both cases a copy [`ADP_NS`] or more after its first may be a NIC's adaptive
     ///   resend: it is the capture's only if the packet before it (PSN - 1) was copied or
     ///   came again since its first, or is not remembered.
+    /// - In a capture known to hold packets twice (`doubled`, see [`Analyzer::duplicate`]) a
+    ///   copy is the capture's when no NAK is pending or recent, or when the one pending named
+    ///   another PSN, which it resends first.
     /// - One that trails by more requests than `seen` holds, which spans less than
     ///   [`DUP_NS`] then, is the capture's when the capture is known to hold packets twice
     ///   (`doubled`, see [`Analyzer::duplicate`]), no NAK is pending, no resend is under way
@@ -1410,8 +1413,13 @@ impl Req {
             !known
         };
         let first_at = self.seen[newest.wrapping_sub(back) % SEEN].1;
+        // A NAK or RNR NAK not yet served asks for its own PSN first (it names the request to
+        // go back to, IBTA §9.7.5.1.2), so until that PSN comes again another is not resent.
+        let unasked = || {
+            self.pending.is_some() && !self.in_retx && self.nak_psn_since.is_some_and(|p| p != psn)
+        };
         let copy = self.pairs >= PAIRED
-            || (doubled && quiet())
+            || (doubled && (quiet() || unasked()))
             || (quiet()
                 && (ts - first_at < ADP_NS || before_copied())
                 && if back == 0 {

@@ -295,3 +295,26 @@ fn copies_of_pause_frames_are_no_pauses() {
     assert_eq!(once["pfc"], twice["pfc"]);
     assert_eq!(codes(&once), codes(&twice));
 }
+
+/// A connection whose first answer is an RNR NAK, its requests' copies trailing by one request:
+/// the copy of the last request sent before the RNR NAK comes after it, and a request for
+/// another PSN than the one the RNR NAK names is no resend it asked for (the requester goes back
+/// to that PSN first). Read as a resend, it let the RNR NAK's copy count as a second RNR NAK, and
+/// four in a row raised a false `transport.rnr_retry_exceeded` (a sweep over random options
+/// found it).
+#[test]
+fn copies_after_an_rnr_nak_for_another_psn_are_copies() {
+    let o = GenOptions {
+        scenario: Scenario::Errors,
+        packets: Some(1004),
+        seed: 912_236,
+        ..GenOptions::default()
+    };
+    let evs = generated_events(&o, 1000);
+    let (once, twice) = (report(&evs), report(&trailed(&evs, LAG)));
+    assert!(once["totals"]["rnr_naks"].as_u64() > Some(0));
+    for k in ["rnr_naks", "retransmitted_packets", "timeouts"] {
+        assert_eq!(once["totals"][k], twice["totals"][k], "{k}");
+    }
+    assert_eq!(codes(&once), codes(&twice));
+}
