@@ -145,7 +145,7 @@ pub(crate) const DUP_NS: u64 = 8_192;
 /// packet before it (PSN - 1) came twice too (see [`Req::duplicate`]).
 const ADP_NS: u64 = 4_096;
 
-/// How long after a NAK or RNR NAK a request's second copy may be the resend it asked for,
+/// How long after a NAK a request's second copy may be the resend it asked for,
 /// though the capture shows the NAK before the first copy: the NAK's round trip from the
 /// capture point to the requester and back, far below this in a data centre.
 const NAK_QUIET_NS: u64 = 1_000_000;
@@ -1021,8 +1021,10 @@ pub(crate) struct Req {
     /// packet came ([`Req::duplicate`]); and how many were written.
     seen: [(u32, u64); SEEN],
     seen_n: u32,
-    /// When the last NAK or RNR NAK came: for [`NAK_QUIET_NS`] after it no copy is taken for
-    /// the capture's (but in pairs, see `pairs`).
+    /// When the last NAK (or answer cut before its AETH) came: for [`NAK_QUIET_NS`] after it
+    /// no copy is taken for the capture's (but in pairs, see `pairs`). An RNR NAK is none: the
+    /// requester resends only after the RNR timer, at least 10 µs (IBTA Table 45), so never a
+    /// packet it sent less than [`DUP_NS`] before.
     last_nak_at: Option<u64>,
     /// How many requests in a row had their copies (none left `seen` without): from
     /// [`PAIRED`] on, the capture holds every packet of the flow twice, and a copy of one whose
@@ -1342,7 +1344,7 @@ impl Req {
     ///   the first of its own pair, after the copy of the packet it resends).
     /// - Else no NAK may be pending or have come in the last [`NAK_QUIET_NS`] (a NAK that came
     ///   before the first copy may still be what resends it, go-back-N restarting at a PSN it
-    ///   has just sent). A copy right after its first (the flow's last request) is then the
+    ///   has just sent; an RNR NAK's resend waits for its timer, longer than `DUP_NS`). A copy right after its first (the flow's last request) is then the
     ///   capture's unless the first was a late packet (see `Req::fill`); a burst after a
     ///   timeout starts at the oldest request, which waited longer than `DUP_NS`.
     /// - One that comes a few packets late (a mirror whose copies trail) is the capture's
@@ -1353,9 +1355,6 @@ impl Req {
     /// - In both cases a copy [`ADP_NS`] or more after its first may be a NIC's adaptive
     ///   resend: it is the capture's only if the packet before it (PSN - 1) was copied or
     ///   came again since its first, or is not remembered.
-    /// - In a capture known to hold packets twice (`doubled`, see [`Analyzer::duplicate`]) a
-    ///   copy is the capture's when no NAK is pending or recent, or when the one pending named
-    ///   another PSN, which it resends first.
     /// - One that trails by more requests than `seen` holds, which spans less than
     ///   [`DUP_NS`] then, is the capture's when the capture is known to hold packets twice
     ///   (`doubled`, see [`Analyzer::duplicate`]), no NAK is pending, no resend is under way
@@ -1376,7 +1375,7 @@ impl Req {
         // A first copy whose own copy has not come (not marked `COPIED`).
         let found = self.sent_back(ts, DUP_NS, |p| p == psn);
         let quiet = || {
-            self.pending.is_none()
+            self.pending != Some(Trigger::Nak)
                 && self
                     .last_nak_at
                     .is_none_or(|t| ts.saturating_sub(t) >= NAK_QUIET_NS)
@@ -1413,13 +1412,8 @@ impl Req {
             !known
         };
         let first_at = self.seen[newest.wrapping_sub(back) % SEEN].1;
-        // A NAK or RNR NAK not yet served asks for its own PSN first (it names the request to
-        // go back to, IBTA §9.7.5.1.2), so until that PSN comes again another is not resent.
-        let unasked = || {
-            self.pending.is_some() && !self.in_retx && self.nak_psn_since.is_some_and(|p| p != psn)
-        };
         let copy = self.pairs >= PAIRED
-            || (doubled && (quiet() || unasked()))
+            || (doubled && quiet())
             || (quiet()
                 && (ts - first_at < ADP_NS || before_copied())
                 && if back == 0 {
@@ -3400,7 +3394,6 @@ impl Analyzer {
                             rq.s.rnr_naks_in_a_row.max(u64::from(rq.rnr_in_row));
                         rq.naks_since_pass = rq.naks_since_pass.saturating_add(1);
                         rq.nak_psn_since = Some(bth.psn);
-                        rq.last_nak_at = Some(ts);
                     }
                 }
             }
