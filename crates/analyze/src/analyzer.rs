@@ -1378,9 +1378,10 @@ impl Req {
     ///   the first of its own pair, after the copy of the packet it resends).
     /// - Else no NAK may be pending or have come in the last [`NAK_QUIET_NS`] (a NAK that came
     ///   before the first copy may still be what resends it, go-back-N restarting at a PSN it
-    ///   has just sent; an RNR NAK's resend waits for its timer, longer than `DUP_NS`). A copy right after its first (the flow's last request) is then the
-    ///   capture's unless the first was a late packet (see `Req::fill`); a burst after a
-    ///   timeout starts at the oldest request, which waited longer than `DUP_NS`.
+    ///   has just sent; an RNR NAK's resend waits for its timer, longer than `DUP_NS`). A copy
+    ///   right after its first (the flow's last request) is then the capture's unless the
+    ///   first was a late packet (see `Req::fill`); a burst after a timeout starts at the
+    ///   oldest request, which waited longer than `DUP_NS`.
     /// - One that comes a few packets late (a mirror whose copies trail) is the capture's
     ///   when moreover no resend is under way (a burst may come back over a PSN sent just
     ///   before its timeout, or after a late packet) and either the responder's packets are
@@ -1709,9 +1710,9 @@ pub(crate) struct FlowState {
     /// its pass, see `Req::ack_marks`): the capture's copies (a requester never resends what
     /// it got acknowledged), unless that ACK was lost after the capture point.
     pub early_acked: u32,
-    /// Passes with no known trigger that began with a PSN first sent sooner before than any
-    /// ACK timer runs (`soon` in [`Analyzer::request`]): the capture's late copies, which
-    /// show it holding packets twice as early timeouts do.
+    /// Passes with no known trigger that began with a PSN sent more recently than any ACK
+    /// timer could run out (`soon` in [`Analyzer::request`]): the capture's late copies, which
+    /// show it holds packets twice, as early timeouts do.
     soon_passes: u32,
     pub cited: Cited,
     /// [`Analyzer::requester_of`] found no requester for this flow at its node pair's
