@@ -2787,16 +2787,22 @@ impl Analyzer {
     #[cold]
     #[inline(never)]
     fn duplicate(&mut self, fi: usize, number: u64) {
+        self.copy_found(number);
+        let fl = &mut self.flows[fi];
+        fl.copies = fl.copies.saturating_add(1);
+        if self.duplicate_flows.len() < SKIPPED_NAMED && !self.duplicate_flows.contains(&fi) {
+            self.duplicate_flows.push(fi);
+        }
+    }
+
+    /// Frame `number` is the capture's second copy of a packet: counted for
+    /// `capture.duplicates`, and enough of them show the capture holds packets twice.
+    fn copy_found(&mut self, number: u64) {
         self.duplicates.0 += 1;
         self.doubled |= self.duplicates.0 >= DOUBLED_MIN
             && self.duplicates.0 * 8 >= self.capture.rdma_packets
             || self.early_passes && self.duplicates.0 >= EARLY_COPIES;
-        let fl = &mut self.flows[fi];
-        fl.copies = fl.copies.saturating_add(1);
         sample(&mut self.duplicates.1, number);
-        if self.duplicate_flows.len() < SKIPPED_NAMED && !self.duplicate_flows.contains(&fi) {
-            self.duplicate_flows.push(fi);
-        }
     }
 
     /// Frame `number` of flow `fi` came at capture point `point`, not the one the flow is read
@@ -3784,9 +3790,7 @@ impl Analyzer {
         };
         let ts = m.ts_ns;
         if self.doubled && self.pfc_copy(src, mc, ts) {
-            self.duplicates.0 += 1;
-            sample(&mut self.duplicates.1, m.number);
-            return;
+            return self.copy_found(m.number);
         }
         self.pfc_recent.rotate_right(1);
         self.pfc_recent[0] = Some((src, mc, ts));
