@@ -1613,7 +1613,46 @@ pub(crate) struct Resp {
     /// and the opcode, AETH and PSN in one word; and how many were written.
     answers: [(u64, u64); ANSWERS],
     answers_n: u32,
+    /// The READ response PSNs that came, for the flow's first-copy payload.
+    read_psns: ResponsePsns,
+    /// Payload bytes of READ responses' first copies (goodput, with the requests').
+    pub read_payload: u64,
     more: Option<Box<RespMore>>,
+}
+
+/// The READ response PSNs a flow carried: the highest, and a bit for each of the 64 below it
+/// that came (bit `i`: highest − `i`). A responder executes a retried READ request again and
+/// sends its responses again, PSN by PSN from the one asked for.
+#[derive(Debug, Default, Clone, Copy)]
+struct ResponsePsns {
+    highest: Option<u32>,
+    below: u64,
+}
+
+impl ResponsePsns {
+    /// Records READ response PSN `psn`: whether it is its first copy, beyond the highest or one
+    /// of the 64 below it that had not come (lost before the capture point, then sent again).
+    /// One further below is taken for a second copy.
+    fn first(&mut self, psn: u32) -> bool {
+        let Some(h) = self.highest else {
+            (self.highest, self.below) = (Some(psn), 1);
+            return true;
+        };
+        match psn_diff(psn, h) {
+            d @ 1.. => {
+                self.below = self.below.checked_shl(d as u32).unwrap_or(0) | 1;
+                self.highest = Some(psn);
+                true
+            }
+            d @ -63..=0 => {
+                let bit = 1u64 << d.unsigned_abs();
+                let first = self.below & bit == 0;
+                self.below |= bit;
+                first
+            }
+            _ => false,
+        }
+    }
 }
 
 /// NAKs, RNR NAKs and CNPs of a flow.
@@ -2868,6 +2907,7 @@ impl Analyzer {
         }
         if let Some(rs) = fl.peer().and_then(|p| self.flows[p].resp.as_deref_mut()) {
             rs.last_ack = None;
+            rs.read_psns = ResponsePsns::default();
         }
         self.psn_restarts.0 += 1;
         sample(&mut self.psn_restarts.1, number);
@@ -3509,6 +3549,10 @@ impl Analyzer {
         if matches!(op.position(), Position::First | Position::Middle) {
             fl.max_fm_payload = fl.max_fm_payload.max(e.payload_len);
         }
+        let rs = fl.resp();
+        if rs.read_psns.first(bth.psn) {
+            rs.read_payload += u64::from(e.payload_len);
+        }
         let Some(r) = req else { return };
         let returned = u64::from(e.payload_len);
         let class = self.flows[r].class;
@@ -3987,7 +4031,8 @@ impl Analyzer {
         let rm = r.more.as_deref().unwrap_or(&no_more);
         let span = f.last_ts.saturating_sub(f.first_ts);
         let goodput = if span > 0 {
-            (q.unique_payload as u128 * 8 * 1_000_000_000 / span as u128) as u64
+            let unique = q.unique_payload + r.read_payload;
+            (unique as u128 * 8 * 1_000_000_000 / span as u128) as u64
         } else {
             0
         };
@@ -4038,6 +4083,25 @@ fn close(st: &mut PfcState, end: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A READ response is a first copy once: beyond the highest, or a hole below it that fills;
+    /// the responses of a retried READ, sent again, are not; nor is one beyond the 64 remembered.
+    #[test]
+    fn read_response_psns_count_each_first_copy_once() {
+        let mut r = ResponsePsns::default();
+        let firsts: Vec<bool> = [
+            0xff_fffe, 0xff_ffff, 2, 1, 0, 1, 0xff_ffff, 2, 3, 70, 10, 11, 10, 3,
+        ]
+        .iter()
+        .map(|&p| r.first(p))
+        .collect();
+        // 0 and 1 were skipped at the wrap and came late; 10 and 11 are within 64 of 70, 3 is
+        // not.
+        let want = [
+            true, true, true, true, true, false, false, false, true, true, true, true, false, false,
+        ];
+        assert_eq!(firsts, want);
+    }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]

@@ -164,6 +164,18 @@ fn compare(name: &str, truth: &Value, report: &Value) {
         for c in COUNTERS.iter().chain(&measures) {
             assert_eq!(o[c], w[c], "{name}: flow {k:?} {c}");
         }
+        // Goodput: the first copies' payload (requests' and READ responses'; a CNP's 16
+        // reserved bytes are none) over the flow's active time; without resends, all of it.
+        let n = |v: &Value| v.as_u64().unwrap();
+        let span = n(&o["last_ts_ns"]) - n(&o["first_ts_ns"]);
+        if n(&o["retransmitted_packets"]) == 0 && n(&o["icrc"]["bad"]) == 0 && span > 0 {
+            let first_copies = n(&o["payload_bytes"]) - 16 * n(&o["cnp"]);
+            assert_eq!(
+                u128::from(n(&o["goodput_bps"])),
+                u128::from(first_copies) * 8_000_000_000 / u128::from(span),
+                "{name}: flow {k:?} goodput"
+            );
+        }
     }
     assert_eq!(
         report["totals"]["vcrc"]["ok"], truth["vcrc"]["ok"],
