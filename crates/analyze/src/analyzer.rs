@@ -865,6 +865,53 @@ impl RateRing {
         }
         sum
     }
+
+    /// A data packet of `bytes` sent at `ts`: added to its 10 µs bucket, and to the 100 µs
+    /// after the last CNP (`after_cnp`: their end and bytes so far) until they are over, when
+    /// their rate goes to `rate_after` (a sum of bit/s and a count).
+    #[inline]
+    fn sent(
+        &mut self,
+        after_cnp: &mut Option<(u64, u64)>,
+        rate_after: &mut (u64, u64),
+        ts: u64,
+        bytes: u32,
+    ) {
+        self.add(ts / 10_000, bytes);
+        if let Some((end, acc)) = *after_cnp {
+            if ts >= end {
+                // Bytes in 100 µs → bit/s (saturating: a damaged capture can claim any frame length).
+                rate_after.0 = rate_after.0.saturating_add(acc.saturating_mul(80_000));
+                rate_after.1 += 1;
+                *after_cnp = None;
+            } else {
+                *after_cnp = Some((end, acc.saturating_add(u64::from(bytes))));
+            }
+        }
+    }
+
+    /// A CNP at `ts` for the sender: its rate over the ten whole 10 µs buckets before the
+    /// CNP's own goes to `rate_before`, and the 100 µs after it start (unless some are under way).
+    fn cnp(&self, after_cnp: &mut Option<(u64, u64)>, rate_before: &mut (u64, u64), ts: u64) {
+        let bytes = self.before(ts / 10_000);
+        rate_before.0 = rate_before.0.saturating_add(bytes.saturating_mul(80_000));
+        rate_before.1 += 1;
+        if after_cnp.is_none() {
+            *after_cnp = Some((ts.saturating_add(100_000), 0));
+        }
+    }
+}
+
+/// A flow that carries READ responses as a sender DCQCN slows: the READ's requester is the
+/// notification point of CE marks on them, and its CNPs go to the responder's QP.
+#[derive(Debug, Default)]
+pub(crate) struct ReadSender {
+    /// The first CE-marked response since the last CNP.
+    ce_pending: Option<u64>,
+    recent: RateRing,
+    after_cnp: Option<(u64, u64)>,
+    rate_before: (u64, u64),
+    rate_after: (u64, u64),
 }
 
 /// What a flow that carries requests keeps for its report: PSNs, messages, retransmissions
@@ -1617,6 +1664,8 @@ pub(crate) struct Resp {
     read_psns: ResponsePsns,
     /// Payload bytes of READ responses' first copies (goodput, with the requests').
     pub read_payload: u64,
+    /// CE marks and rate around CNPs of the READ responses, once one came.
+    read_sender: Option<Box<ReadSender>>,
     more: Option<Box<RespMore>>,
 }
 
@@ -1872,6 +1921,17 @@ impl FlowState {
     #[inline]
     fn resp(&mut self) -> &mut Resp {
         self.resp.get_or_insert_with(Box::default)
+    }
+
+    /// The first CE-marked packet since the last CNP, of the flow's requests or READ responses
+    /// (whichever came first).
+    fn ce_pending(&self) -> Option<u64> {
+        let request = self.req.live_ref().and_then(|q| q.ce_pending);
+        let read = self.resp.as_deref().and_then(|r| r.read_sender.as_deref());
+        request
+            .into_iter()
+            .chain(read.and_then(|s| s.ce_pending))
+            .min()
     }
 
     /// Whether request PSN `psn` lies beyond [`FAR_PSN`] of the highest this flow sent.
@@ -3224,19 +3284,8 @@ impl Analyzer {
             }
         }
         // Rate around CNPs.
-        let bytes = m.orig_len;
-        let bucket = ts / 10_000;
-        rq.recent.add(bucket, bytes);
-        if let Some((end, acc)) = rq.after_cnp {
-            if ts >= end {
-                // Bytes in 100 µs → bit/s (saturating: a damaged capture can claim any frame length).
-                rq.s.rate_after.0 = rq.s.rate_after.0.saturating_add(acc.saturating_mul(80_000));
-                rq.s.rate_after.1 += 1;
-                rq.after_cnp = None;
-            } else {
-                rq.after_cnp = Some((end, acc.saturating_add(u64::from(bytes))));
-            }
-        }
+        rq.recent
+            .sent(&mut rq.after_cnp, &mut rq.s.rate_after, ts, m.orig_len);
         false
     }
 
@@ -3553,6 +3602,17 @@ impl Analyzer {
         if rs.read_psns.first(bth.psn) {
             rs.read_payload += u64::from(e.payload_len);
         }
+        let sender = rs.read_sender.get_or_insert_with(Box::default);
+        if e.ecn == Some(3) && e.encap == Some(Encap::RoceV2) && sender.ce_pending.is_none() {
+            sender.ce_pending = Some(m.ts_ns);
+        }
+        let ReadSender {
+            recent,
+            after_cnp,
+            rate_after,
+            ..
+        } = &mut **sender;
+        recent.sent(after_cnp, rate_after, m.ts_ns, m.orig_len);
         let Some(r) = req else { return };
         let returned = u64::from(e.payload_len);
         let class = self.flows[r].class;
@@ -3601,7 +3661,7 @@ impl Analyzer {
             let list = &self.by_pair.get(&(dst, src))?.flows;
             list.iter()
                 .copied()
-                .filter_map(|c| Some((self.flows[c].req.live_ref()?.ce_pending?, c)))
+                .filter_map(|c| Some((self.flows[c].ce_pending()?, c)))
                 .min_by_key(|&(t, _)| t)
                 .map(|(_, c)| c)
         });
@@ -3616,27 +3676,38 @@ impl Analyzer {
             rs.last_cnp_copied = false;
             rs.last_cnp_req = req;
         }
-        if let Some(r) = req {
-            if let Some(t) = self.flows[r].req.live().and_then(|q| q.ce_pending.take()) {
-                record(
-                    &mut self.flows[fi].resp().more().ce_to_cnp,
-                    ts.saturating_sub(t),
-                );
-            }
-            // A closed connection's sender has no rate around this CNP.
-            let Some(rf) = self.flows[r].req.open() else {
-                return;
-            };
-            // The ten whole 10 µs buckets before the CNP's own.
-            let bytes = rf.recent.before(ts / 10_000);
-            rf.s.rate_before.0 =
-                rf.s.rate_before
-                    .0
-                    .saturating_add(bytes.saturating_mul(80_000));
-            rf.s.rate_before.1 += 1;
-            if rf.after_cnp.is_none() {
-                rf.after_cnp = Some((ts.saturating_add(100_000), 0));
-            }
+        let Some(r) = req else { return };
+        let rf = &mut self.flows[r];
+        let request_ce = rf.req.live().and_then(|q| q.ce_pending.take());
+        let read = rf
+            .resp
+            .as_deref_mut()
+            .and_then(|r| r.read_sender.as_deref_mut());
+        let read_ce = read.and_then(|s| s.ce_pending.take());
+        if let Some(t) = request_ce.into_iter().chain(read_ce).min() {
+            record(
+                &mut self.flows[fi].resp().more().ce_to_cnp,
+                ts.saturating_sub(t),
+            );
+        }
+        // The rate of the data the CNP slows: the READ responses when CE marks on them asked for
+        // it, or when they are all the flow sent in the 100 µs before; else the requests (a
+        // closed connection's sender has no rate around this CNP).
+        let rf = &mut self.flows[r];
+        if let Some(s) = rf
+            .resp
+            .as_deref_mut()
+            .and_then(|r| r.read_sender.as_deref_mut())
+            .filter(|s| {
+                read_ce.is_some() && request_ce.is_none()
+                    || rf.req.live_ref().is_none_or(|q| {
+                        q.recent.before(ts / 10_000) == 0 && s.recent.before(ts / 10_000) > 0
+                    })
+            })
+        {
+            s.recent.cnp(&mut s.after_cnp, &mut s.rate_before, ts);
+        } else if let Some(q) = rf.req.open() {
+            q.recent.cnp(&mut q.after_cnp, &mut q.s.rate_before, ts);
         }
     }
 
@@ -4037,6 +4108,11 @@ impl Analyzer {
             0
         };
         let avg = |(s, n): (u64, u64)| s.checked_div(n).unwrap_or(0);
+        // Rates around CNPs: of the requests and of the READ responses, one mean.
+        let read = r.read_sender.as_deref();
+        let sum = |(s, n): (u64, u64), o: Option<(u64, u64)>| {
+            o.map_or((s, n), |(t, m)| (s.saturating_add(t), n + m))
+        };
         report::Flow {
             src: f.key.0.to_string(),
             dst: f.key.1.to_string(),
@@ -4058,8 +4134,8 @@ impl Analyzer {
             timeout_wait_ns: latency(&q.timeout_wait),
             ce_to_cnp_ns: latency(&rm.ce_to_cnp),
             cnp_interval_ns: latency(&rm.cnp_interval),
-            rate_before_cnp_bps: avg(q.rate_before),
-            rate_after_cnp_bps: avg(q.rate_after),
+            rate_before_cnp_bps: avg(sum(q.rate_before, read.map(|s| s.rate_before))),
+            rate_after_cnp_bps: avg(sum(q.rate_after, read.map(|s| s.rate_after))),
             messages: q.msgs.report(),
             inferred_mtu: (f.max_fm_payload > 0).then_some(f.max_fm_payload),
             max_payload: f.max_payload,

@@ -1324,8 +1324,20 @@ fn findings(
     let unanswered: Vec<&(String, Node, Node, u64)> =
         facts.ce.iter().filter(|f| !answers(f)).collect();
     if !answered.is_empty() {
-        let mean = |(sum, n): (u64, u64)| sum.checked_div(n).unwrap_or(0);
+        // Flows whose figure is 0 measured none (no CNP followed a CE mark in the capture, or
+        // no 100 µs around a CNP held the sender's data).
+        let mean = |(sum, n): (u64, u64)| sum.checked_div(n);
+        let not_measured = || "not measured".to_string();
         let (lat, before, after) = (facts.ce_to_cnp, facts.rate_before, facts.rate_after);
+        let gb = |v: u64| v as f64 / 1e9;
+        let rates = match (mean(before), mean(after)) {
+            (Some(b), Some(a)) => format!("{:.1} / {:.1} Gb/s", gb(b), gb(a)),
+            (b, a) => {
+                let one =
+                    |r: Option<u64>| r.map_or_else(not_measured, |v| format!("{:.1} Gb/s", gb(v)));
+                format!("{} / {}", one(b), one(a))
+            }
+        };
         push(
             Severity::Info,
             "congestion.ecn",
@@ -1333,8 +1345,8 @@ fn findings(
             vec![
                 format!("ecn.ce = {} of {} RoCEv2 packets", t.ecn.ce, t.ecn.ce + t.ecn.ect0 + t.ecn.ect1 + t.ecn.not_ect),
                 format!("cnp = {}", t.cnp),
-                format!("CE → CNP (median of flows): {}", fmt_ns(mean(lat))),
-                format!("sender rate before / after CNPs: {:.1} / {:.1} Gb/s", mean(before) as f64 / 1e9, mean(after) as f64 / 1e9),
+                format!("CE → CNP (median of flows): {}", mean(lat).map_or_else(not_measured, fmt_ns)),
+                format!("sender rate before / after CNPs: {rates}"),
             ],
             answered.iter().take(NAMED).map(|f| f.0.clone()).collect(),
             frames_of(Cite::Ce),

@@ -1,0 +1,213 @@
+//! READ responses are data like requests: a flow's goodput counts their first copies, and
+//! DCQCN figures (CE → CNP, the sender's rate around CNPs) follow CE marks on them to the CNPs
+//! the READ's requester sends back to the responder's QP (storage reads, NVMe-oF writes).
+
+mod common;
+
+use rdmascope_analyze::Event;
+use rdmascope_wire::opcode::{OpInfo, Operation};
+use serde_json::Value;
+
+/// A READ response that carries data.
+fn is_read_response(e: &Event) -> bool {
+    e.bth
+        .is_some_and(|b| OpInfo::of(b.opcode).op.is_response() && e.payload_len > 0)
+}
+
+/// The flow `(src, dst, dest_qp)` of report `r`.
+fn flow(r: &Value, src: &str, dst: &str, qp: u32) -> Value {
+    r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["src"] == src && f["dst"] == dst && f["dest_qp"] == qp)
+        .cloned()
+        .unwrap_or_else(|| panic!("no flow {src} > {dst} qp {qp}"))
+}
+
+/// Every 2nd READ response of one flow CE-marked, each answered 20 ns later by a CNP from the
+/// READ's requester to the responder's QP: each CNP's CE → CNP time is 20 ns, and the responder's
+/// rate before and after CNPs is that of its READ responses (bytes in the ten whole 10 µs
+/// buckets before the CNP's own, and in the 100 µs after a CNP with none under way).
+#[test]
+fn cnps_for_ce_marked_read_responses_measure_their_sender() {
+    let evs = common::scenario_events(rdmascope_synth::Scenario::Clean, 8000);
+    // The flow with the most READ responses.
+    let key = |e: &Event| (e.nodes.unwrap(), e.bth.unwrap().destqp);
+    let mut counts = std::collections::BTreeMap::new();
+    for e in evs.iter().filter(|e| is_read_response(e)) {
+        *counts.entry(key(e)).or_insert(0) += 1;
+    }
+    let (&((b, a), qp_a), _) = counts
+        .iter()
+        .max_by_key(|&(_, n)| *n)
+        .expect("READ responses");
+    let of_flow =
+        |e: &Event| is_read_response(e) && e.nodes == Some((b, a)) && e.bth.unwrap().destqp == qp_a;
+    // A READ request of the requester's: the CNP travels on its flow, to the responder's QP.
+    let request = evs
+        .iter()
+        .find(|e| {
+            e.nodes == Some((a, b))
+                && e.bth
+                    .is_some_and(|x| OpInfo::of(x.opcode).op == Operation::ReadRequest)
+        })
+        .unwrap()
+        .clone();
+    let qp_b = request.bth.unwrap().destqp;
+    let mut out = Vec::new();
+    let (mut cnps, mut responses) = (Vec::new(), Vec::new());
+    let mut seen = 0;
+    for e in &evs {
+        let mut e = e.clone();
+        let mark = of_flow(&e) && {
+            seen += 1;
+            seen % 2 == 0
+        };
+        if of_flow(&e) {
+            responses.push((e.meta.ts_ns, u64::from(e.meta.orig_len)));
+        }
+        if mark {
+            e.ecn = Some(3);
+            let mut c = request.clone();
+            c.meta.ts_ns = e.meta.ts_ns + 20;
+            let mut bth = c.bth.unwrap();
+            (bth.opcode, bth.psn, bth.ackreq) = (0x81, 0, false);
+            c.bth = Some(bth);
+            (c.payload_len, c.aeth, c.dma_len, c.ecn, c.icrc) = (16, None, None, Some(2), None);
+            cnps.push(c.meta.ts_ns);
+            out.push(e);
+            out.push(c);
+        } else {
+            out.push(e);
+        }
+    }
+    out.sort_by_key(|e| e.meta.ts_ns);
+    for (i, e) in out.iter_mut().enumerate() {
+        e.meta.number = i as u64 + 1;
+    }
+    assert!(cnps.len() >= 10, "{} CNPs", cnps.len());
+    let r = common::report(&out);
+    let (a, b) = (a.to_string(), b.to_string());
+    let cnp_flow = flow(&r, &a, &b, qp_b);
+    assert_eq!(cnp_flow["cnp"], cnps.len() as u64);
+    let lat = &cnp_flow["ce_to_cnp_ns"];
+    assert_eq!(
+        (
+            lat["count"].as_u64(),
+            lat["p50"].as_u64(),
+            lat["max"].as_u64()
+        ),
+        (Some(cnps.len() as u64), Some(20), Some(20))
+    );
+    // The rates, as their definition gives them.
+    let before: Vec<u64> = cnps
+        .iter()
+        .map(|&t| {
+            let now = t / 10_000;
+            let bytes: u64 = responses
+                .iter()
+                .filter(|&&(ts, _)| ts / 10_000 < now && ts / 10_000 + 10 >= now)
+                .map(|&(_, n)| n)
+                .sum();
+            bytes * 80_000
+        })
+        .collect();
+    let mut after = Vec::new();
+    let mut window: Option<(u64, u64)> = None;
+    let (mut next_cnp, last) = (0, responses.last().unwrap().0);
+    for &(ts, n) in &responses {
+        // A CNP before this response starts a window if none is open.
+        while next_cnp < cnps.len() && cnps[next_cnp] < ts {
+            if window.is_none() {
+                window = Some((cnps[next_cnp] + 100_000, 0));
+            }
+            next_cnp += 1;
+        }
+        if let Some((end, acc)) = window {
+            if ts >= end {
+                after.push(acc * 80_000);
+                window = None;
+            } else {
+                window = Some((end, acc + n));
+            }
+        }
+    }
+    assert!(!after.is_empty() && last > 100_000);
+    let mean = |v: &[u64]| v.iter().sum::<u64>() / v.len() as u64;
+    let sender = flow(&r, &b, &a, qp_a);
+    assert_eq!(sender["rate_before_cnp_bps"], mean(&before));
+    assert_eq!(sender["rate_after_cnp_bps"], mean(&after));
+    let ecn = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "congestion.ecn")
+        .expect("congestion.ecn");
+    assert!(
+        ecn["evidence"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("CE → CNP (median of flows): 20 ns")),
+        "{ecn}"
+    );
+}
+
+#[test]
+fn read_responses_sent_again_add_no_goodput() {
+    let evs = common::clean_events();
+    let first = evs
+        .iter()
+        .find(|e| is_read_response(e))
+        .expect("a READ response");
+    let flow = (first.nodes, first.bth.map(|b| b.destqp));
+    let again: Vec<_> = evs
+        .iter()
+        .filter(|e| is_read_response(e) && (e.nodes, e.bth.map(|b| b.destqp)) == flow)
+        .take(6)
+        .cloned()
+        .collect();
+    let last = evs.last().unwrap().meta;
+    // Sent again 100 µs after the capture's last packet: a retry, not the capture's copy.
+    let mut more = evs.clone();
+    for (i, e) in again.iter().enumerate() {
+        let mut e = e.clone();
+        e.meta.ts_ns = last.ts_ns + 100_000 + 500 * i as u64;
+        e.meta.number = last.number + 1 + i as u64;
+        more.push(e);
+    }
+    let find = |r: &serde_json::Value| {
+        let (src, dst) = flow.0.unwrap();
+        r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| {
+                f["src"] == src.to_string()
+                    && f["dst"] == dst.to_string()
+                    && f["dest_qp"] == flow.1.unwrap()
+            })
+            .cloned()
+            .unwrap()
+    };
+    let (before, after) = (find(&common::report(&evs)), find(&common::report(&more)));
+    let n = |f: &serde_json::Value, k: &str| f[k].as_u64().unwrap();
+    let resent: u64 = again.iter().map(|e| u64::from(e.payload_len)).sum();
+    assert_eq!(
+        n(&after, "payload_bytes"),
+        n(&before, "payload_bytes") + resent
+    );
+    assert_eq!(n(&before, "retransmitted_packets"), 0);
+    let span = |f: &serde_json::Value| n(f, "last_ts_ns") - n(f, "first_ts_ns");
+    let goodput = |bytes: u64, span: u64| u128::from(bytes) * 8_000_000_000 / u128::from(span);
+    let first_copies = n(&before, "payload_bytes") - 16 * n(&before, "cnp");
+    assert!(first_copies > 0);
+    assert_eq!(
+        u128::from(n(&before, "goodput_bps")),
+        goodput(first_copies, span(&before))
+    );
+    assert_eq!(
+        u128::from(n(&after, "goodput_bps")),
+        goodput(first_copies, span(&after))
+    );
+}
