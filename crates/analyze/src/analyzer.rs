@@ -902,10 +902,15 @@ impl RateRing {
     }
 }
 
-/// A flow that carries READ responses as a sender DCQCN slows: the READ's requester is the
-/// notification point of CE marks on them, and its CNPs go to the responder's QP.
+/// A flow's READ responses: their PSNs and first copies' payload (goodput, with the
+/// requests'; second copies are not counted as retransmitted packets, as a capture's copy that
+/// trails by more answers than a flow remembers looks the same), and the flow as a sender
+/// DCQCN slows: the READ's requester is the notification point of CE marks on them, and its
+/// CNPs go to the responder's QP.
 #[derive(Debug, Default)]
 pub(crate) struct ReadSender {
+    psns: ResponsePsns,
+    payload: u64,
     /// The first CE-marked response since the last CNP.
     ce_pending: Option<u64>,
     recent: RateRing,
@@ -977,7 +982,7 @@ impl ReqSum {
         w.u(self.timeouts_in_a_row);
         w.u(self.rnr_naks_in_a_row);
         let t = &self.triggers;
-        for v in [t.nak, t.rnr, t.timeout, t.unknown] {
+        for v in [t.nak, t.rnr, t.timeout, t.unknown, t.read_response_gap] {
             w.u(v);
         }
         for l in [
@@ -1020,6 +1025,7 @@ impl ReqSum {
                 rnr: r.u(),
                 timeout: r.u(),
                 unknown: r.u(),
+                read_response_gap: r.u(),
             },
             ack_lat: Lat::unpack(r),
             read_lat: Lat::unpack(r),
@@ -1109,6 +1115,9 @@ pub(crate) struct Req {
     gap_open: Option<u64>,
     nak_ts: Option<u64>,
     ce_pending: Option<u64>,
+    /// The highest PSN of the READ responses answering this flow: a READ request resent below
+    /// it re-reads responses the requester found missing.
+    read_answered: Option<u32>,
     /// PSN sequence NAKs for other PSNs that came while one was pending: each starts a
     /// go-back-N burst of its own (a strict receiver NAKs again once a late packet let it
     /// move on) unless a burst under way resends its PSN; and the PSN of the last.
@@ -1402,6 +1411,28 @@ impl Req {
         self.seen_n = self.seen_n.wrapping_add(1);
     }
 
+    /// Whether a READ request for `psn` reads again what this flow's READs were answered:
+    /// `Some(true)` when the responder answered beyond it (the requester found a response
+    /// missing after later ones came and reads again from the first one missing, with no ACK
+    /// timeout), `Some(false)` when it is the PSN after the last one answered while an earlier
+    /// READ waits for its last response (one that went missing at the end, read again after the
+    /// ACK timeout), `None` otherwise.
+    #[cold]
+    fn reread(&self, psn: u32) -> Option<bool> {
+        match self.read_answered.map(|h| psn_diff(h, psn)) {
+            Some(1..) => Some(true),
+            Some(-1)
+                if self
+                    .reads
+                    .front()
+                    .is_some_and(|&(q, _)| psn_diff(psn, q) > 0) =>
+            {
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+
     /// Marks new request `psn` at `ts` in `sent_psns` when it is a multiple of
     /// [`SENT_MARK_PSNS`] (a READ request that consumes several PSNs may skip one).
     #[inline]
@@ -1660,47 +1691,52 @@ pub(crate) struct Resp {
     /// and the opcode, AETH and PSN in one word; and how many were written.
     answers: [(u64, u64); ANSWERS],
     answers_n: u32,
-    /// The READ response PSNs that came, for the flow's first-copy payload.
-    read_psns: ResponsePsns,
-    /// Payload bytes of READ responses' first copies (goodput, with the requests').
-    pub read_payload: u64,
-    /// CE marks and rate around CNPs of the READ responses, once one came.
+    /// The READ responses' PSNs, payload and DCQCN figures, once one came.
     read_sender: Option<Box<ReadSender>>,
     more: Option<Box<RespMore>>,
 }
 
-/// The READ response PSNs a flow carried: the highest, and a bit for each of the 64 below it
-/// that came (bit `i`: highest − `i`). A responder executes a retried READ request again and
+/// READ response PSNs remembered below a flow's highest.
+const RESPONSE_PSNS: u32 = 1024;
+
+/// The READ response PSNs a flow carried: the highest, and which of the [`RESPONSE_PSNS`] up to
+/// it came (bit `psn % RESPONSE_PSNS`). A responder executes a retried READ request again and
 /// sends its responses again, PSN by PSN from the one asked for.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 struct ResponsePsns {
     highest: Option<u32>,
-    below: u64,
+    seen: [u64; RESPONSE_PSNS as usize / 64],
 }
 
 impl ResponsePsns {
-    /// Records READ response PSN `psn`: whether it is its first copy, beyond the highest or one
-    /// of the 64 below it that had not come (lost before the capture point, then sent again).
-    /// One further below is taken for a second copy.
-    fn first(&mut self, psn: u32) -> bool {
-        let Some(h) = self.highest else {
-            (self.highest, self.below) = (Some(psn), 1);
+    fn bit(&mut self, psn: u32) -> (&mut u64, u64) {
+        let i = psn % RESPONSE_PSNS;
+        (&mut self.seen[i as usize / 64], 1 << (i % 64))
+    }
+
+    /// Records READ response PSN `psn`: whether it came before (a second copy). One beyond the
+    /// highest or among the [`RESPONSE_PSNS`] up to it that had not come is a first copy (a
+    /// response lost before the capture point and sent again, or late); one further below is
+    /// taken for a second copy.
+    fn again(&mut self, psn: u32) -> bool {
+        let d = self.highest.map_or(1, |h| psn_diff(psn, h));
+        if d > 0 {
+            if d as u32 >= RESPONSE_PSNS {
+                self.seen = Default::default();
+            } else {
+                for back in 1..d as u32 {
+                    let (w, b) = self.bit(psn.wrapping_sub(back) & 0xff_ffff);
+                    *w &= !b;
+                }
+            }
+            self.highest = Some(psn);
+        } else if d.unsigned_abs() >= RESPONSE_PSNS {
             return true;
-        };
-        match psn_diff(psn, h) {
-            d @ 1.. => {
-                self.below = self.below.checked_shl(d as u32).unwrap_or(0) | 1;
-                self.highest = Some(psn);
-                true
-            }
-            d @ -63..=0 => {
-                let bit = 1u64 << d.unsigned_abs();
-                let first = self.below & bit == 0;
-                self.below |= bit;
-                first
-            }
-            _ => false,
         }
+        let (w, b) = self.bit(psn);
+        let again = d <= 0 && *w & b != 0;
+        *w |= b;
+        again
     }
 }
 
@@ -2967,7 +3003,9 @@ impl Analyzer {
         }
         if let Some(rs) = fl.peer().and_then(|p| self.flows[p].resp.as_deref_mut()) {
             rs.last_ack = None;
-            rs.read_psns = ResponsePsns::default();
+            if let Some(s) = rs.read_sender.as_deref_mut() {
+                s.psns = ResponsePsns::default();
+            }
         }
         self.psn_restarts.0 += 1;
         sample(&mut self.psn_restarts.1, number);
@@ -3054,6 +3092,11 @@ impl Analyzer {
         let tracker = rq.s.psn.get_or_insert_with(Tracker::default);
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
+        // A READ request inside an earlier READ's PSNs (no request had it): a re-read.
+        let class = match class {
+            Class::GapFilled if is_read && rq.reread(bth.psn).is_some() => Class::Retransmitted,
+            c => c,
+        };
         if class == Class::Retransmitted && rq.duplicate(bth.psn, ts, before, answers, *known) {
             return true;
         }
@@ -3109,6 +3152,7 @@ impl Analyzer {
                 // or the connection has none yet while the responder's node is heard (and it
                 // is no resend sooner than any ACK timeout).
                 let shown = !soon && (answers || (fl.peer == 0 && !rq.blind && heard()));
+                let reread = is_read && rq.reread(bth.psn) == Some(true);
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     rq.resends.get_or_insert_with(Box::default).push(ts);
@@ -3129,7 +3173,7 @@ impl Analyzer {
                         if rq.naks_since_pass > 0 {
                             rq.naks_since_pass -= 1;
                             rq.timeouts_in_row = 0;
-                        } else if shown {
+                        } else if shown && !reread {
                             // A retry after an ACK timeout; with nothing from the responder's
                             // node in the capture yet it may be the capture's copy that came
                             // too late to tell, and no timeout is known either.
@@ -3183,6 +3227,7 @@ impl Analyzer {
                             }
                         }
                         Some(Trigger::Rnr) => rq.s.triggers.rnr += 1,
+                        None if reread => rq.s.triggers.read_response_gap += 1,
                         None if shown => {
                             rq.s.triggers.timeout += 1;
                             // A pass that begins with a gap fill (the retry count above
@@ -3598,11 +3643,10 @@ impl Analyzer {
         if matches!(op.position(), Position::First | Position::Middle) {
             fl.max_fm_payload = fl.max_fm_payload.max(e.payload_len);
         }
-        let rs = fl.resp();
-        if rs.read_psns.first(bth.psn) {
-            rs.read_payload += u64::from(e.payload_len);
+        let sender = fl.resp().read_sender.get_or_insert_with(Box::default);
+        if !sender.psns.again(bth.psn) {
+            sender.payload += u64::from(e.payload_len);
         }
-        let sender = rs.read_sender.get_or_insert_with(Box::default);
         if e.ecn == Some(3) && e.encap == Some(Encap::RoceV2) && sender.ce_pending.is_none() {
             sender.ce_pending = Some(m.ts_ns);
         }
@@ -3628,6 +3672,9 @@ impl Analyzer {
         rq.timeouts_in_row = 0;
         rq.rnr_in_row = 0;
         rq.s.msgs.read_bytes_returned += returned;
+        if rq.read_answered.is_none_or(|h| psn_diff(bth.psn, h) > 0) {
+            rq.read_answered = Some(bth.psn);
+        }
         if matches!(op.position(), Position::Last | Position::Only) {
             while let Some(&(p, t)) = rq.reads.front() {
                 if psn_diff(p, bth.psn) <= 0 {
@@ -4102,7 +4149,8 @@ impl Analyzer {
         let rm = r.more.as_deref().unwrap_or(&no_more);
         let span = f.last_ts.saturating_sub(f.first_ts);
         let goodput = if span > 0 {
-            let unique = q.unique_payload + r.read_payload;
+            let read = r.read_sender.as_deref().map_or(0, |s| s.payload);
+            let unique = q.unique_payload + read;
             (unique as u128 * 8 * 1_000_000_000 / span as u128) as u64
         } else {
             0
@@ -4160,23 +4208,45 @@ fn close(st: &mut PfcState, end: u64) {
 mod tests {
     use super::*;
 
-    /// A READ response is a first copy once: beyond the highest, or a hole below it that fills;
-    /// the responses of a retried READ, sent again, are not; nor is one beyond the 64 remembered.
+    /// A READ response is a first copy once: beyond the highest, or a hole up to it that fills;
+    /// the responses of a retried READ, sent again, are second copies, as is one beyond the
+    /// PSNs remembered. A jump leaves no stale bits behind.
     #[test]
-    fn read_response_psns_count_each_first_copy_once() {
+    fn read_response_psns_tell_second_copies() {
         let mut r = ResponsePsns::default();
-        let firsts: Vec<bool> = [
-            0xff_fffe, 0xff_ffff, 2, 1, 0, 1, 0xff_ffff, 2, 3, 70, 10, 11, 10, 3,
-        ]
-        .iter()
-        .map(|&p| r.first(p))
-        .collect();
-        // 0 and 1 were skipped at the wrap and came late; 10 and 11 are within 64 of 70, 3 is
-        // not.
-        let want = [
-            true, true, true, true, true, false, false, false, true, true, true, true, false, false,
+        let far = 2 + RESPONSE_PSNS;
+        let psns = [
+            0xff_fffe,
+            0xff_ffff,
+            2,
+            1,
+            0,
+            1,
+            0xff_ffff,
+            2,
+            3,
+            far,
+            10,
+            11,
+            10,
+            3,
+            far - 1,
         ];
-        assert_eq!(firsts, want);
+        let again: Vec<bool> = psns.iter().map(|&p| r.again(p)).collect();
+        // 0 and 1 were skipped at the wrap and came late; 10 and 11 are within the PSNs up to
+        // `far` (and the 3 of before the jump is forgotten), 3 is not; `far - 1` never came.
+        let want = [
+            false, false, false, false, false, true, true, true, false, false, false, false, true,
+            true, false,
+        ];
+        assert_eq!(again, want);
+        // PSN 10 + RESPONSE_PSNS shares PSN 10's bit, cleared when the highest passed it.
+        let mut r = ResponsePsns::default();
+        for p in [10, 20, 15 + RESPONSE_PSNS] {
+            assert!(!r.again(p));
+        }
+        assert!(!r.again(10 + RESPONSE_PSNS));
+        assert!(r.again(10 + RESPONSE_PSNS));
     }
 
     proptest::proptest! {
@@ -4268,6 +4338,7 @@ mod tests {
             rnr: 2,
             timeout: 3,
             unknown: u64::MAX,
+            read_response_gap: 4,
         };
         for op in [
             Operation::SendOnly,

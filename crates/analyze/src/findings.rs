@@ -451,6 +451,7 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
         t.rnr += f.retransmission_triggers.rnr;
         t.timeout += f.retransmission_triggers.timeout;
         t.unknown += f.retransmission_triggers.unknown;
+        t.read_response_gap += f.retransmission_triggers.read_response_gap;
         for (k, v) in f.messages.size_histogram.iter() {
             *sizes.entry(k).or_default() += v;
         }
@@ -814,19 +815,39 @@ fn findings(
         .filter(|((s, d), _)| facts.reorder_pairs.contains(&(*d, *s)))
         .map(|(_, n)| n)
         .sum();
+    let rereads = totals.retransmission_triggers.read_response_gap;
     if t.naks.psn_sequence_error > reorder_naks
         || t.gap_filled_packets > t.reordered_packets
         || missing > 0
+        || rereads > 0
     {
         let lost = t.gap_filled_packets - t.reordered_packets + missing;
+        let tr = &totals.retransmission_triggers;
+        let mut triggers = format!(
+            "retransmission triggers: NAK {}, RNR {}, timeout {}, unknown {}",
+            tr.nak, tr.rnr, tr.timeout, tr.unknown
+        );
+        let mut summary = format!(
+            "Packets are lost: {}, {} retransmitted, {lost} lost before this capture point",
+            count(
+                t.naks.psn_sequence_error,
+                "PSN sequence NAK",
+                "PSN sequence NAKs"
+            ),
+            count(t.retransmitted_packets, "packet", "packets"),
+        );
+        if rereads > 0 {
+            triggers.push_str(&format!(", READ response gap {rereads}"));
+            summary.push_str(&format!(
+                "; {} re-read after {} responses went missing",
+                count(rereads, "READ", "READs"),
+                agree(rereads, "its", "their")
+            ));
+        }
         push(
             Severity::Critical,
             "transport.loss",
-            format!(
-                "Packets are lost: {}, {} retransmitted, {lost} lost before this capture point",
-                count(t.naks.psn_sequence_error, "PSN sequence NAK", "PSN sequence NAKs"),
-                count(t.retransmitted_packets, "packet", "packets"),
-            ),
+            summary,
             vec![
                 format!("naks.psn_sequence_error = {}", t.naks.psn_sequence_error),
                 format!("retransmitted_packets = {}", t.retransmitted_packets),
@@ -836,7 +857,7 @@ fn findings(
                     format!("gap_filled_packets = {}", t.gap_filled_packets)
                 },
                 format!("missing_packets = {}", t.missing_packets),
-                format!("retransmission triggers: NAK {}, RNR {}, timeout {}, unknown {}", totals.retransmission_triggers.nak, totals.retransmission_triggers.rnr, totals.retransmission_triggers.timeout, totals.retransmission_triggers.unknown),
+                triggers,
             ],
             facts.loss.0,
             frames_of(Cite::Retx),

@@ -130,6 +130,9 @@ pub struct Triggers {
     pub rnr: u64,
     pub timeout: u64,
     pub unknown: u64,
+    /// Passes that re-read a READ from a PSN the responder had answered beyond: the requester
+    /// found READ responses missing (lost, or dropped with a bad ICRC).
+    pub read_response_gap: u64,
 }
 
 /// Messages reassembled from first/middle/last packets.

@@ -1,5 +1,6 @@
-//! READ responses are data like requests: a flow's goodput counts their first copies, and
-//! DCQCN figures (CE → CNP, the sender's rate around CNPs) follow CE marks on them to the CNPs
+//! READ responses are data like requests: a flow's goodput counts their first copies, a READ
+//! request resent for responses that went missing is a re-read (no ACK timeout), and DCQCN
+//! figures (CE → CNP, the sender's rate around CNPs) follow CE marks on them to the CNPs
 //! the READ's requester sends back to the responder's QP (storage reads, NVMe-oF writes).
 
 mod common;
@@ -210,4 +211,104 @@ fn read_responses_sent_again_add_no_goodput() {
         u128::from(n(&after, "goodput_bps")),
         goodput(first_copies, span(&after))
     );
+}
+
+/// The `clean` scenario's events with one READ's responses from its `lost`-th on lost (`tail`:
+/// that one only, else it alone is lost and the rest come) before the capture point, the READ
+/// requested again from there `wait` ns after its last response captured, and its responses
+/// from there sent again: the report, and the number of responses sent again that had come.
+fn read_again(lost: usize, tail: bool, wait: u64) -> (Value, u64) {
+    let evs = common::clean_events();
+    let is_read = |e: &Event| {
+        e.bth
+            .is_some_and(|b| OpInfo::of(b.opcode).op == Operation::ReadRequest)
+    };
+    for rq in evs.iter().filter(|e| is_read(e)) {
+        let (a, b) = rq.nodes.unwrap();
+        let psn = rq.bth.unwrap().psn;
+        let answers = |e: &&Event| {
+            e.nodes == Some((b, a))
+                && is_read_response(e)
+                && (0..16).contains(&(e.bth.unwrap().psn.wrapping_sub(psn) & 0xff_ffff))
+        };
+        let resp: Vec<Event> = evs.iter().filter(answers).cloned().collect();
+        if resp.len() < 4 {
+            continue;
+        }
+        let lost = if tail { resp.len() - 1 } else { lost };
+        let gone = resp[lost].meta.number;
+        let last = resp.last().unwrap().meta.ts_ns;
+        let mut out: Vec<Event> = evs
+            .iter()
+            .filter(|e| e.meta.number != gone)
+            .cloned()
+            .collect();
+        let mut retry = rq.clone();
+        retry.meta.ts_ns = last + wait;
+        let mut bth = retry.bth.unwrap();
+        bth.psn = resp[lost].bth.unwrap().psn;
+        retry.bth = Some(bth);
+        out.push(retry);
+        for (k, e) in resp[lost..].iter().enumerate() {
+            let mut e = e.clone();
+            e.meta.ts_ns = last + wait + 1_000 + 100 * k as u64;
+            out.push(e);
+        }
+        out.sort_by_key(|e| e.meta.ts_ns);
+        for (i, e) in out.iter_mut().enumerate() {
+            e.meta.number = i as u64 + 1;
+        }
+        return (common::report(&out), (resp.len() - lost - 1) as u64);
+    }
+    panic!("no READ with 4 responses or more");
+}
+
+/// A response lost before the capture point in the middle of a READ: the requester sees the
+/// next one, reads again from the missing PSN 3 µs later, and the responder sends the rest
+/// again. That is loss recovered by a re-read, not an ACK timeout.
+#[test]
+fn a_read_requested_again_for_a_missing_response_is_a_re_read() {
+    let (r, again) = read_again(2, false, 3_000);
+    let t = &r["totals"];
+    assert_eq!(t["timeouts"], 0);
+    assert_eq!(t["retransmission_triggers"]["read_response_gap"], 1);
+    assert_eq!(t["retransmission_triggers"]["timeout"], 0);
+    // The READ request (responses sent again count in no flow's retransmitted packets).
+    assert!(again > 0);
+    assert_eq!(t["retransmitted_packets"], 1);
+    let codes: Vec<&str> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"transport.loss"), "{codes:?}");
+    assert!(!codes.contains(&"transport.timeout"), "{codes:?}");
+    let loss = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "transport.loss")
+        .unwrap();
+    assert!(
+        loss["summary"]
+            .as_str()
+            .unwrap()
+            .ends_with("; 1 READ re-read after its responses went missing"),
+        "{loss}"
+    );
+}
+
+/// The READ's last response lost: nothing after it tells the requester, which waits out its
+/// ACK timeout (here 20 µs) and reads it again: a retransmission after a timeout (its PSN, inside
+/// the READ's, was no request's before: not a packet lost before the capture point).
+#[test]
+fn a_read_s_lost_last_response_is_read_again_after_a_timeout() {
+    let (r, again) = read_again(0, true, 20_000);
+    let t = &r["totals"];
+    assert_eq!(again, 0);
+    assert_eq!(t["timeouts"], 1);
+    assert_eq!(t["retransmitted_packets"], 1);
+    assert_eq!(t["gap_filled_packets"], 0);
+    assert_eq!(t["retransmission_triggers"]["read_response_gap"], 0);
 }
