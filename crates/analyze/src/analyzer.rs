@@ -1724,9 +1724,15 @@ impl ResponsePsns {
             if d as u32 >= RESPONSE_PSNS {
                 self.seen = Default::default();
             } else {
-                for back in 1..d as u32 {
-                    let (w, b) = self.bit(psn.wrapping_sub(back) & 0xff_ffff);
-                    *w &= !b;
+                // The PSNs passed over, a word at a time.
+                let (mut at, mut left) =
+                    (psn.wrapping_sub(d as u32 - 1) % RESPONSE_PSNS, d as u32 - 1);
+                while left > 0 {
+                    let (bit, n) = (at % 64, left.min(64 - at % 64));
+                    let mask = (u64::MAX >> (64 - n)) << bit;
+                    self.seen[at as usize / 64] &= !mask;
+                    at = (at + n) % RESPONSE_PSNS;
+                    left -= n;
                 }
             }
             self.highest = Some(psn);
@@ -4251,6 +4257,32 @@ mod tests {
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// `ResponsePsns` answers what a set of every PSN seen does, within its window, with
+        /// PSNs that go on by small and large steps (across the wrap), back, and repeat.
+        #[test]
+        fn response_psns_match_a_set(
+            start in 0u32..(1 << 24),
+            steps in proptest::collection::vec((0u8..6, 0u32..3000), 1..300),
+        ) {
+            let mut r = ResponsePsns::default();
+            let mut seen = std::collections::HashSet::new();
+            let (mut psn, mut highest) = (start, None::<u32>);
+            for &(kind, by) in &steps {
+                psn = match kind {
+                    0..=2 => psn.wrapping_add(1 + by % 4),
+                    3 => psn.wrapping_add(by),
+                    _ => psn.wrapping_sub(by % 1100),
+                } & 0xff_ffff;
+                let behind = highest.map_or(-1, |h| psn_diff(h, psn));
+                let want = behind >= 0 && (behind >= RESPONSE_PSNS as i32 || seen.contains(&psn));
+                proptest::prop_assert_eq!(r.again(psn), want, "psn {}", psn);
+                seen.insert(psn);
+                if behind < 0 {
+                    highest = Some(psn);
+                }
+            }
+        }
+
         /// The compact ring answers what a ring of full bucket numbers and byte counts does,
         /// with time going back and forth and queries before, inside and after the buckets.
         #[test]
