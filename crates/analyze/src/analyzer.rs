@@ -3650,7 +3650,8 @@ impl Analyzer {
             fl.max_fm_payload = fl.max_fm_payload.max(e.payload_len);
         }
         let sender = fl.resp().read_sender.get_or_insert_with(Box::default);
-        if !sender.psns.again(bth.psn) {
+        let first = !sender.psns.again(bth.psn);
+        if first {
             sender.payload += u64::from(e.payload_len);
         }
         if e.ecn == Some(3) && e.encap == Some(Encap::RoceV2) && sender.ce_pending.is_none() {
@@ -3664,7 +3665,8 @@ impl Analyzer {
         } = &mut **sender;
         recent.sent(after_cnp, rate_after, m.ts_ns, m.orig_len);
         let Some(r) = req else { return };
-        let returned = u64::from(e.payload_len);
+        // Bytes a READ returned: first copies (a re-read's responses sent again return none).
+        let returned = if first { u64::from(e.payload_len) } else { 0 };
         let class = self.flows[r].class;
         let st = &mut self.flows[r].req;
         if let Some(b) = &mut st.sealed {

@@ -276,6 +276,19 @@ fn a_read_requested_again_for_a_missing_response_is_a_re_read() {
     // The READ request (responses sent again count in no flow's retransmitted packets).
     assert!(again > 0);
     assert_eq!(t["retransmitted_packets"], 1);
+    // The READ returned its bytes once: the one lost, when it came, and not those sent again.
+    let returned = |r: &Value| -> u64 {
+        r["flows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["messages"]["read_bytes_returned"].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(
+        returned(&r),
+        returned(&common::report(&common::clean_events()))
+    );
     let codes: Vec<&str> = r["findings"]
         .as_array()
         .unwrap()
