@@ -509,8 +509,12 @@ pub fn render_text(r: &Report, top: usize) -> String {
     } else {
         String::new()
     };
+    let rereads = match r.totals.retransmission_triggers.read_response_gap {
+        0 => String::new(),
+        n => format!(", READs re-read for missing responses {n}"),
+    };
     s.push_str(&format!(
-        "  retransmitted {}, gap-filled {}{reordered}, missing {}, duplicate ACKs {}, NAKs {}, RNR NAKs {}, timeouts {}\n",
+        "  retransmitted {}, gap-filled {}{reordered}, missing {}, duplicate ACKs {}, NAKs {}, RNR NAKs {}, timeouts {}{rereads}\n",
         t.retransmitted_packets,
         t.gap_filled_packets,
         t.missing_packets,
@@ -738,4 +742,22 @@ pub fn render_text(r: &Report, top: usize) -> String {
         top.min(r.flows.len())
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The summary names READs re-read for missing responses only when there were some.
+    #[test]
+    fn summary_names_re_reads_when_there_are_some() {
+        let mut r = Analyzer::new(Config::default()).finish();
+        assert!(!render_text(&r, 20).contains("re-read"));
+        r.totals.retransmission_triggers.read_response_gap = 2;
+        let text = render_text(&r, 20);
+        assert!(
+            text.contains("timeouts 0, READs re-read for missing responses 2\n"),
+            "{text}"
+        );
+    }
 }
