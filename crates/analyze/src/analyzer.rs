@@ -1434,10 +1434,11 @@ impl Req {
     }
 
     /// Marks new request `psn` at `ts` in `sent_psns` when it is a multiple of
-    /// [`SENT_MARK_PSNS`] (a READ request that consumes several PSNs may skip one).
+    /// [`SENT_MARK_PSNS`] (a READ request that consumes several PSNs may skip one), or the
+    /// flow's first: the PSNs before the first multiple were sent no sooner.
     #[inline]
     fn mark_sent(&mut self, psn: u32, ts: u64) {
-        if psn % SENT_MARK_PSNS == 0 {
+        if psn % SENT_MARK_PSNS == 0 || self.sent_marks_n == 0 {
             let m = self.sent_marks_n as usize % SENT_MARKS;
             self.sent_psns[m] = psn;
             self.sent_at[m] = ts;
