@@ -1702,7 +1702,8 @@ const RESPONSE_PSNS: u32 = 1024;
 
 /// The READ response PSNs a flow carried: the highest, and which of the [`RESPONSE_PSNS`] up to
 /// it came (bit `psn % RESPONSE_PSNS`). A responder executes a retried READ request again and
-/// sends its responses again, PSN by PSN from the one asked for.
+/// sends its responses again, PSN by PSN from the one asked for. Not a [`Tracker`]: that one
+/// counts missing PSNs (holes between READs are none here) and grows to 16 KB a flow.
 #[derive(Debug, Default, Clone)]
 struct ResponsePsns {
     highest: Option<u32>,
@@ -1710,11 +1711,6 @@ struct ResponsePsns {
 }
 
 impl ResponsePsns {
-    fn bit(&mut self, psn: u32) -> (&mut u64, u64) {
-        let i = psn % RESPONSE_PSNS;
-        (&mut self.seen[i as usize / 64], 1 << (i % 64))
-    }
-
     /// Records READ response PSN `psn`: whether it came before (a second copy). One beyond the
     /// highest or among the [`RESPONSE_PSNS`] up to it that had not come is a first copy (a
     /// response lost before the capture point and sent again, or late); one further below is
@@ -1740,7 +1736,8 @@ impl ResponsePsns {
         } else if d.unsigned_abs() >= RESPONSE_PSNS {
             return true;
         }
-        let (w, b) = self.bit(psn);
+        let i = psn % RESPONSE_PSNS;
+        let (w, b) = (&mut self.seen[i as usize / 64], 1u64 << (i % 64));
         let again = d <= 0 && *w & b != 0;
         *w |= b;
         again
@@ -3100,8 +3097,12 @@ impl Analyzer {
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
         // A READ request inside an earlier READ's PSNs (no request had it): a re-read.
+        let reread = match class {
+            Class::Retransmitted | Class::GapFilled if is_read => rq.reread(bth.psn),
+            _ => None,
+        };
         let class = match class {
-            Class::GapFilled if is_read && rq.reread(bth.psn).is_some() => Class::Retransmitted,
+            Class::GapFilled if reread.is_some() => Class::Retransmitted,
             c => c,
         };
         if class == Class::Retransmitted && rq.duplicate(bth.psn, ts, before, answers, *known) {
@@ -3159,7 +3160,8 @@ impl Analyzer {
                 // or the connection has none yet while the responder's node is heard (and it
                 // is no resend sooner than any ACK timeout).
                 let shown = !soon && (answers || (fl.peer == 0 && !rq.blind && heard()));
-                let reread = is_read && rq.reread(bth.psn) == Some(true);
+                // Responses came beyond it: the requester reads again with no ACK timeout.
+                let reread = reread == Some(true);
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     rq.resends.get_or_insert_with(Box::default).push(ts);
