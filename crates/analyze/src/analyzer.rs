@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::fxhash::FxHashMap as HashMap;
+use crate::fxhash::FxHashSet as HashSet;
 
 use hdrhistogram::Histogram;
 use rdmascope_wire::bth::psn_diff;
@@ -108,6 +109,9 @@ const SEARCH_BASE: u64 = 1 << 28;
 const SEARCH_PER_PACKET: u64 = 64;
 /// Flows named by `capture.search_limit`.
 const SKIPPED_NAMED: usize = 10;
+/// CM connections beyond `max_flows` remembered so that each counts once (beyond these, every
+/// REQ and REJ counts).
+const CM_UNTRACKED_KEPT: usize = 1 << 16;
 
 /// The slowest and fastest `if_speed` believed (1 Mb/s and 100 Tb/s, as `--link-speed`):
 /// beyond them, a capture's interface speed is damaged or a placeholder, and the pause times
@@ -1862,6 +1866,8 @@ pub(crate) struct OtherPoint {
     pub point: u32,
     pub psn: Tracker,
     pub gap_filled: u64,
+    /// The highest READ response PSN seen there.
+    pub read_answered: Option<u32>,
 }
 
 impl FlowState {
@@ -2128,8 +2134,10 @@ pub struct Analyzer {
     /// [`Config::max_flows`], and the counters of the packets of flows beyond it.
     pub(crate) max_flows: usize,
     pub(crate) untracked: report::Counters,
-    /// CM REQs (and REJs without one) of connections beyond `max_flows`, not recorded.
+    /// CM REQs (and REJs without one) of connections beyond `max_flows`, not recorded, each
+    /// counted once: their (requester, local Comm ID), up to [`CM_UNTRACKED_KEPT`] of them.
     pub(crate) cm_untracked: u64,
+    cm_untracked_ids: HashSet<(Node, u32)>,
     /// Candidate flows examined by requester searches so far (see [`Analyzer::may_search`]),
     /// and the searches not made because they did not fit.
     searched: u64,
@@ -2511,6 +2519,7 @@ impl Analyzer {
             max_flows: cfg.max_flows.unwrap_or(DEFAULT_MAX_FLOWS),
             untracked: report::Counters::default(),
             cm_untracked: 0,
+            cm_untracked_ids: HashSet::default(),
             searched: 0,
             searches_skipped: 0,
             skipped_flows: Vec::new(),
@@ -2873,9 +2882,11 @@ impl Analyzer {
             }
         }
         if other && !Self::new_at_other_point(fl, self.kinds[usize::from(bth.opcode)], bth.psn) {
-            let request = matches!(self.kinds[usize::from(bth.opcode)], Kind::Request)
-                .then_some((bth.psn, info.op == Operation::ReadRequest));
-            return self.other_point(fi, m.number, point, request);
+            let (kind, is_read) = (
+                self.kinds[usize::from(bth.opcode)],
+                info.op == Operation::ReadRequest,
+            );
+            return self.other_point(fi, m.number, point, kind, bth.psn, is_read);
         }
         match self.kinds[usize::from(bth.opcode)] {
             Kind::Request => {
@@ -2948,26 +2959,59 @@ impl Analyzer {
     /// at (an interface of a merged file, a file of captures on both hosts, a tap and a
     /// mirror): the same packets there, shifted by the path and the two clocks, would read as
     /// resends and duplicate ACKs, so it is counted for `capture.multiple_points` and as a
-    /// packet only; a request's PSN (`request`: with whether it is a READ) goes to the flow's
-    /// [`OtherPoint`] (the first other point only).
+    /// packet only. A request's PSN `psn` (`kind`, `is_read` for a READ) goes to the flow's
+    /// [`OtherPoint`] (the first other point only), and a READ response's to its requester's:
+    /// a READ request inside what that point saw answered (there, or read there as its own
+    /// flow's) is a re-read, no gap fill (as in [`Req::reread`]).
     #[cold]
     #[inline(never)]
-    fn other_point(&mut self, fi: usize, number: u64, point: u32, request: Option<(u32, bool)>) {
+    fn other_point(
+        &mut self,
+        fi: usize,
+        number: u64,
+        point: u32,
+        kind: Kind,
+        psn: u32,
+        is_read: bool,
+    ) {
         self.other_points.0 += 1;
         sample(&mut self.other_points.1, number);
         let fl = &mut self.flows[fi];
         fl.copies = fl.copies.saturating_add(1);
-        if let Some((psn, is_read)) = request {
-            let o = fl.other.get_or_insert_with(|| {
+        let of = match kind {
+            Kind::Request => Some(fi),
+            Kind::ReadResponse => (fl.peer as usize).checked_sub(1),
+            _ => None,
+        };
+        // READ responses read at this point (their flow's own) are answers there too.
+        let peer = (fl.peer as usize).checked_sub(1);
+        let fl = &self.flows[fi];
+        let answered_here = match peer.and_then(|p| self.flows.get(p)) {
+            Some(p) if kind == Kind::Request && p.point == point => {
+                fl.req.live_ref().and_then(|q| q.read_answered)
+            }
+            _ => None,
+        };
+        if let Some(o) = of.and_then(|r| self.flows.get_mut(r)) {
+            let o = o.other.get_or_insert_with(|| {
                 Box::new(OtherPoint {
                     point,
                     ..OtherPoint::default()
                 })
             });
-            if o.point == point && o.psn.see(psn, is_read) == Class::GapFilled {
+            let answered = o.read_answered.or(answered_here);
+            if o.point == point && kind == Kind::ReadResponse {
+                if answered.is_none_or(|h| psn_diff(psn, h) > 0) {
+                    o.read_answered = Some(psn);
+                }
+            } else if o.point == point
+                && o.psn.see(psn, is_read) == Class::GapFilled
+                && !(is_read && answered.is_some_and(|h| psn_diff(h, psn) > 0))
+            {
                 o.gap_filled += 1;
             }
         }
+        let fl = &mut self.flows[fi];
         if self.other_point_flows.len() < SKIPPED_NAMED && !self.other_point_flows.contains(&fi) {
             self.other_point_flows.push(fi);
         }
@@ -3795,6 +3839,16 @@ impl Analyzer {
         copied
     }
 
+    /// A CM connection beyond `max_flows`, its REQ sent by `requester` with Comm ID `comm`:
+    /// counted once, whether its REQ is retried or rejected.
+    #[cold]
+    fn cm_beyond_limit(&mut self, requester: Node, comm: u32) {
+        let full = self.cm_untracked_ids.len() >= CM_UNTRACKED_KEPT;
+        if full || self.cm_untracked_ids.insert((requester, comm)) {
+            self.cm_untracked += 1;
+        }
+    }
+
     fn cm_message(&mut self, m: &PacketMeta, src: Node, dst: Node, cm: CmMessage) {
         match cm {
             CmMessage::Req(r) => {
@@ -3802,7 +3856,7 @@ impl Analyzer {
                     return; // a retried REQ
                 }
                 if self.cm.len() >= self.max_flows {
-                    self.cm_untracked += 1;
+                    self.cm_beyond_limit(src, r.local_comm_id);
                     return;
                 }
                 self.cm.push(CmConn {
@@ -3854,7 +3908,7 @@ impl Analyzer {
                     c.reject = Some(r.reason);
                     c.reply_frame.get_or_insert(m.number);
                 } else if self.cm.len() >= self.max_flows {
-                    self.cm_untracked += 1;
+                    self.cm_beyond_limit(dst, r.remote_comm_id);
                 } else {
                     // The REQ is not in the capture (or was cut by the snaplen): keep the REJ.
                     self.cm.push(CmConn {

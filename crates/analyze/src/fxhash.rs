@@ -58,3 +58,4 @@ impl Hasher for FxHasher {
 /// A `HashMap` with the Fx hasher.
 pub type FxBuildHasher = BuildHasherDefault<FxHasher>;
 pub type FxHashMap<K, V> = std::collections::HashMap<K, V, FxBuildHasher>;
+pub type FxHashSet<K> = std::collections::HashSet<K, FxBuildHasher>;

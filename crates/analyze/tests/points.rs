@@ -133,7 +133,7 @@ fn two_capture_points_read_as_one() {
                     .unwrap()
                     .ends_with("whose points saw different losses = 0"),
                 "{name}: {}",
-                f["evidence"][2]
+                f["evidence"]
             );
         }
     }
@@ -372,11 +372,13 @@ fn two_points_merged_into_one_interface_are_told_by_their_macs() {
 /// segment): nothing tells the points apart, and each second sighting reads as a go-back-N
 /// pass after an ACK timeout; but those passes begin sooner after the responder's last
 /// progress than any ACK timeout, and `capture.early_resends` says so. The capture at one
-/// point raises nothing of the kind.
+/// point raises nothing of the kind. (`Lossy` takes 10,000 packets: since its WRITE flow shares
+/// a link with READs, in its first 3,000 most second sightings are found as copies, and fewer
+/// than half of the 97 passes left begin within 8 µs of an ACK.)
 #[test]
 fn second_sightings_on_one_interface_are_early_resends() {
-    for scenario in [Scenario::Clean, Scenario::Lossy] {
-        let evs = scenario_events(scenario, 3000);
+    for (scenario, n) in [(Scenario::Clean, 3000), (Scenario::Lossy, 10_000)] {
+        let evs = scenario_events(scenario, n);
         let name = format!("{scenario:?}");
         let early = |r: &Value| {
             r["findings"]

@@ -119,6 +119,12 @@ pub struct ConnCfg {
     pub service_port: Option<u16>,
     /// Drop every n-th new request packet (0: never), alternately before and after the capture.
     pub drop_every: u64,
+    /// Drop every n-th READ response MIDDLE packet of a READ the responder executes for the
+    /// first time (0: never), alternately before and after the capture. The requester finds
+    /// the gap when the next response comes, discards responses until the missing one, and
+    /// reads again from it, as ConnectX and rxe requesters do; the responder executes a
+    /// duplicate READ request again (IBTA §9.7, duplicate requests).
+    pub drop_read_every: u64,
     /// Lose every response for a while after message n (forces a timeout).
     pub ack_blackout_after_msg: Option<u64>,
     pub timeout_ns: u64,
@@ -183,6 +189,7 @@ impl ConnCfg {
             reject: None,
             service_port: None,
             drop_every: 0,
+            drop_read_every: 0,
             ack_blackout_after_msg: None,
             timeout_ns: 1_048_576, // local ACK timeout code 8: 4.096 µs × 2^8
             rnr_sends: 0,
@@ -264,6 +271,7 @@ struct Tally {
     /// (source node, destination node, fabric tag, destination QP); names are made at the end.
     flow: FlowKey,
     opcode: u8,
+    psn: u32,
     payload: u32,
     ecn: Option<u8>,
     req: Option<(u32, u32)>,
@@ -398,12 +406,19 @@ struct Conn {
     drops: u64,
     reorder_pkts: u64,
     finished: bool,
+    /// The front READ's first PSN and the next response PSN expected for it.
+    read_next: Option<(u32, u32)>,
+    /// A READ read again from this PSN: responses are discarded until it comes.
+    rereading: Option<u32>,
     // responder
     epsn: u32,
     msn: u32,
     nak_sent: bool,
     rnr_left: u32,
     rnr_discard: bool,
+    /// READ response MIDDLE packets of first executions, and those dropped.
+    read_middles: u64,
+    read_drops: u64,
     /// Packets ahead of `epsn` an out-of-order receiver holds, by PSN.
     ooo_held: BTreeMap<u32, Pkt>,
     /// The responder's QP is in the error state (`ConnCfg::fatal`).
@@ -459,6 +474,9 @@ struct FlowState {
     max_fm_payload: u32,
     /// An answer to its requests (ACK, NAK, READ response) was captured.
     answered: bool,
+    /// READ response PSNs seen (each once), and the payload of first copies.
+    response_psns: PsnSeen,
+    first_copy_payload: u64,
 }
 
 /// The simulation.
@@ -884,6 +902,16 @@ impl<'s> Sim<'s> {
             c.cnp += 1;
             self.truth.events.cnps += 1;
         }
+        let copy = match t.req {
+            Some((psn, _)) => f.psns.seen(psn),
+            None if info.op.is_response() && info.op != Operation::Acknowledge => {
+                f.response_psns.see(t.psn, 1) == PsnClass::Retransmitted
+            }
+            None => info.op == Operation::Cnp,
+        };
+        if !copy {
+            f.first_copy_payload += u64::from(t.payload);
+        }
         if t.ecn == Some(3) {
             self.truth.events.ce_marks += 1;
         }
@@ -1111,6 +1139,7 @@ impl<'s> Sim<'s> {
                 transport: f.transport,
                 timeouts_in_a_row: f.timeouts_in_a_row,
                 rnr_naks_in_a_row: f.rnr_naks_in_a_row,
+                first_copy_payload_bytes: f.first_copy_payload,
                 counters: f.counters,
             });
         }
@@ -1233,6 +1262,7 @@ impl<'s> Sim<'s> {
         let tally = Tally {
             flow,
             opcode: t.bth.opcode,
+            psn: t.bth.psn,
             payload: t.payload_len as u32,
             ecn: ecn_tally,
             req,
@@ -1564,6 +1594,15 @@ impl<'s> Sim<'s> {
     }
 
     fn rx_resp(&mut self, now: u64, c: usize, r: Resp) {
+        if let Some(x) = self.conns[c].rereading {
+            // After a READ response gap, responses out of sequence are discarded until the
+            // missing one comes; a CNP is no response.
+            match r {
+                Resp::ReadData { psn, .. } if psn == x => self.conns[c].rereading = None,
+                Resp::Cnp => {}
+                _ => return,
+            }
+        }
         if !matches!(r, Resp::Cnp) {
             self.conns[c].retries = 0;
         }
@@ -1574,11 +1613,7 @@ impl<'s> Sim<'s> {
             Resp::Ack { psn, .. } => {
                 self.retire(c, psn);
             }
-            Resp::ReadData { psn, pos, .. } => {
-                if matches!(pos, Position::Last | Position::Only) {
-                    self.retire(c, psn);
-                }
-            }
+            Resp::ReadData { psn, pos, .. } => self.read_data(now, c, psn, pos),
             Resp::Nak { psn, code: 0, .. } => {
                 self.retire(c, (psn + 0xff_ffff) & 0xff_ffff);
                 self.go_back(now, c, Cause::Nak, now);
@@ -1631,6 +1666,49 @@ impl<'s> Sim<'s> {
         }
     }
 
+    /// READ response `psn` at the requester: the next of the oldest outstanding READ, a copy
+    /// of one taken (ignored), or one beyond a missing response: then everything before the
+    /// missing one is done, the READ is asked again from it for the rest of its data
+    /// (the RETH's address and length advanced past the data taken), and go-back-N resends it
+    /// and what follows.
+    fn read_data(&mut self, now: u64, c: usize, psn: u32, pos: Position) {
+        let conn = &mut self.conns[c];
+        let Some(r) = conn.outstanding.iter().find(|p| p.opcode == 0x0c).copied() else {
+            return;
+        };
+        let expect = match conn.read_next {
+            Some((first, next)) if first == r.psn => next,
+            _ => r.psn,
+        };
+        let d = psn_diff(psn, expect);
+        if d < 0 {
+            return;
+        }
+        if d == 0 {
+            conn.read_next = Some((r.psn, (psn + 1) & 0xff_ffff));
+            if matches!(pos, Position::Last | Position::Only) {
+                self.retire(c, psn);
+            }
+            return;
+        }
+        self.retire(c, (expect + 0xff_ffff) & 0xff_ffff);
+        let conn = &mut self.conns[c];
+        let mtu = conn.cfg.b_pmtu;
+        if let Some(f) = conn.outstanding.front_mut().filter(|f| f.opcode == 0x0c) {
+            let taken = psn_diff(expect, f.psn).max(0) as u32;
+            f.psn = expect;
+            f.n_psn -= taken;
+            f.read_len -= taken * mtu;
+            if let Some(reth) = &mut f.reth {
+                reth.va += u64::from(taken * mtu);
+                reth.dma_len -= taken * mtu;
+            }
+        }
+        conn.read_next = None;
+        conn.rereading = Some(expect);
+        self.go_back(now, c, Cause::ReadResponseGap, now);
+    }
+
     fn timeout(&mut self, now: u64, c: usize) {
         let conn = &mut self.conns[c];
         conn.timer_queued = false;
@@ -1659,6 +1737,11 @@ impl<'s> Sim<'s> {
     // ---------------------------------------------------------------- responder
 
     fn respond(&mut self, now: u64, c: usize, r: Resp) {
+        self.answer(now, c, r, None);
+    }
+
+    /// Sends response `r`, lost where `lost` says (as in an ACK blackout: before the capture).
+    fn answer(&mut self, now: u64, c: usize, r: Resp, lost: Option<Where>) {
         let cfg = &self.conns[c].cfg;
         let (cfg_ecn, cfg_dscp, rnr_code, qpn_a) =
             (cfg.ecn, cfg.dscp, cfg.rnr_timer_code, cfg.qpn_a);
@@ -1719,7 +1802,7 @@ impl<'s> Sim<'s> {
         };
         let blackout =
             self.conns[c].blackout_until > now && !matches!(r, Resp::Cnp | Resp::ReadData { .. });
-        let drop = blackout.then_some(Where::BeforeCapture);
+        let drop = lost.or(blackout.then_some(Where::BeforeCapture));
         let zeros = [0u8; 16];
         let mut bth = self.bth(opcode, qpn_a, psn, false, ((4 - payload % 4) % 4) as u8);
         if opcode == 0x81 {
@@ -1789,7 +1872,11 @@ impl<'s> Sim<'s> {
             return;
         }
         if d < 0 {
-            if p.ackreq && p.opcode != 0x0c {
+            if p.opcode == 0x0c {
+                // A duplicate READ request is executed again (IBTA §9.7, duplicate requests).
+                let msn = conn.msn;
+                self.execute_read(now, c, &p, msn, false);
+            } else if p.ackreq {
                 let (psn, msn) = ((conn.epsn + 0xff_ffff) & 0xff_ffff, conn.msn);
                 self.respond(now, c, Resp::Ack { psn, msn });
             }
@@ -1833,31 +1920,7 @@ impl<'s> Sim<'s> {
         }
         let msn = conn.msn;
         if p.opcode == 0x0c {
-            let mtu = conn.cfg.b_pmtu;
-            let n = p.n_psn;
-            for i in 0..n {
-                let pos = match (i == 0, i + 1 == n) {
-                    (true, true) => Position::Only,
-                    (true, false) => Position::First,
-                    (false, false) => Position::Middle,
-                    (false, true) => Position::Last,
-                };
-                let len = if i + 1 == n {
-                    p.read_len - mtu * (n - 1)
-                } else {
-                    mtu
-                };
-                self.respond(
-                    now,
-                    c,
-                    Resp::ReadData {
-                        psn: (p.psn + i) & 0xff_ffff,
-                        msn,
-                        pos,
-                        len,
-                    },
-                );
-            }
+            self.execute_read(now, c, &p, msn, true);
         } else if p.ackreq {
             self.respond(now, c, Resp::Ack { psn: p.psn, msn });
         }
@@ -1865,6 +1928,43 @@ impl<'s> Sim<'s> {
         let conn = &mut self.conns[c];
         if let Some(q) = conn.ooo_held.remove(&conn.epsn) {
             self.rx_req(now, c, q);
+        }
+    }
+
+    /// The responses to READ request `p`; of a `first` execution, every
+    /// [`ConnCfg::drop_read_every`]-th MIDDLE response is lost, alternately before and after
+    /// the capture.
+    fn execute_read(&mut self, now: u64, c: usize, p: &Pkt, msn: u32, first: bool) {
+        let mtu = self.conns[c].cfg.b_pmtu;
+        let every = self.conns[c].cfg.drop_read_every;
+        let n = p.n_psn;
+        for i in 0..n {
+            let pos = match (i == 0, i + 1 == n) {
+                (true, true) => Position::Only,
+                (true, false) => Position::First,
+                (false, false) => Position::Middle,
+                (false, true) => Position::Last,
+            };
+            let len = if i + 1 == n {
+                p.read_len - mtu * (n - 1)
+            } else {
+                mtu
+            };
+            let mut lost = None;
+            if first && every > 0 && pos == Position::Middle {
+                let conn = &mut self.conns[c];
+                conn.read_middles += 1;
+                if conn.read_middles % every == 0 {
+                    conn.read_drops += 1;
+                    lost = Some(if conn.read_drops % 2 == 1 {
+                        Where::BeforeCapture
+                    } else {
+                        Where::AfterCapture
+                    });
+                }
+            }
+            let psn = (p.psn + i) & 0xff_ffff;
+            self.answer(now, c, Resp::ReadData { psn, msn, pos, len }, lost);
         }
     }
 
@@ -2235,11 +2335,15 @@ impl Conn {
             drops: 0,
             reorder_pkts: 0,
             finished: false,
+            read_next: None,
+            rereading: None,
             epsn: cfg.psn_a,
             msn: 0,
             nak_sent: false,
             rnr_left: cfg.rnr_sends,
             rnr_discard: false,
+            read_middles: 0,
+            read_drops: 0,
             ooo_held: BTreeMap::new(),
             resp_error: false,
             retries: 0,

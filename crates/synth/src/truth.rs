@@ -110,6 +110,9 @@ pub struct FlowTruth {
     pub timeouts_in_a_row: u64,
     /// The most RNR NAKs this (requester) flow got with no other response between them.
     pub rnr_naks_in_a_row: u64,
+    /// The payload of first copies: every packet's but a CNP's and a request's or READ
+    /// response's whose PSN the flow had carried before (what goodput counts).
+    pub first_copy_payload_bytes: u64,
     #[serde(flatten)]
     pub counters: Counters,
 }
@@ -198,6 +201,8 @@ pub enum Cause {
     Nak,
     Timeout,
     Rnr,
+    /// A READ asked again from a response that did not come, when a later one came.
+    ReadResponseGap,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -336,6 +341,10 @@ impl PsnSeen {
             self.highest = last;
         }
         class
+    }
+    /// Whether `psn` was seen (a PSN before the first counts as seen, as in [`PsnSeen::see`]).
+    pub fn seen(&self, psn: u32) -> bool {
+        self.first.is_some() && self.idx(psn).is_none_or(|i| self.get(i))
     }
     /// PSNs between the first and the highest never seen.
     pub fn missing(&self) -> u64 {
