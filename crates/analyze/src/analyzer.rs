@@ -914,6 +914,8 @@ impl RateRing {
 #[derive(Debug, Default)]
 pub(crate) struct ReadSender {
     psns: ResponsePsns,
+    /// The PSN of the last response that was no copy: the responder's next follows it.
+    last: Option<u32>,
     payload: u64,
     /// The first CE-marked response since the last CNP.
     ce_pending: Option<u64>,
@@ -1122,6 +1124,11 @@ pub(crate) struct Req {
     /// The highest PSN of the READ responses answering this flow: a READ request resent below
     /// it re-reads responses the requester found missing.
     read_answered: Option<u32>,
+    /// The READ response PSNs asked for again (from the lowest a READ request resent or
+    /// re-read, up to the highest answered then) whose responses sent again have not all come,
+    /// and whether one of them came since: a response among them is no copy however late it
+    /// comes behind its request (a responder sends them after the responses it had queued).
+    reasked: Option<(u32, u32, bool)>,
     /// PSN sequence NAKs for other PSNs that came while one was pending: each starts a
     /// go-back-N burst of its own (a strict receiver NAKs again once a late packet let it
     /// move on) unless a burst under way resends its PSN; and the PSN of the last.
@@ -1437,6 +1444,20 @@ impl Req {
         }
     }
 
+    /// READ request `psn` was resent (or reads again): the responder sends the responses from
+    /// `psn` on again, up to the highest answered so far and beyond.
+    fn reask(&mut self, psn: u32) {
+        let upto = self.read_answered.unwrap_or(psn);
+        self.reasked = Some(match self.reasked {
+            Some((from, u, _)) => (
+                if psn_diff(psn, from) < 0 { psn } else { from },
+                if psn_diff(upto, u) > 0 { upto } else { u },
+                false,
+            ),
+            None => (psn, upto, false),
+        });
+    }
+
     /// Marks new request `psn` at `ts` in `sent_psns` when it is a multiple of
     /// [`SENT_MARK_PSNS`] (a READ request that consumes several PSNs may skip one), or the
     /// flow's first: the PSNs before the first multiple were sent no sooner.
@@ -1745,6 +1766,16 @@ impl ResponsePsns {
         let again = d <= 0 && *w & b != 0;
         *w |= b;
         again
+    }
+
+    /// Whether READ response PSN `psn` came (what [`ResponsePsns::again`] would say, without
+    /// recording it).
+    fn came(&self, psn: u32) -> bool {
+        let d = self.highest.map_or(1, |h| psn_diff(psn, h));
+        let i = psn % RESPONSE_PSNS;
+        d <= 0
+            && d.unsigned_abs() < RESPONSE_PSNS
+            && self.seen[i as usize / 64] >> (i % 64) & 1 == 1
     }
 }
 
@@ -3209,6 +3240,9 @@ impl Analyzer {
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     rq.resends.get_or_insert_with(Box::default).push(ts);
+                    if is_read {
+                        rq.reask(bth.psn);
+                    }
                     fl.retx_other_mac = fl.retx_other_mac.saturating_add(u32::from(other_mac));
                     // A jump forward to the PSN a NAK named: the requester starts over there
                     // before its pass reached it. The next request seen after the last resend
@@ -3519,7 +3553,10 @@ impl Analyzer {
                 self.duplicate(fi, e.meta.number);
                 return true;
             }
-        } else if self.doubled && n == ANSWERS && self.trailing_ack_copy(fi, bth, ts) {
+        } else if self.doubled
+            && n == ANSWERS
+            && (self.trailing_ack_copy(fi, bth, ts) || self.trailing_read_copy(fi, bth, ts))
+        {
             self.duplicate(fi, e.meta.number);
             return true;
         }
@@ -3550,6 +3587,43 @@ impl Analyzer {
             .peer()
             .and_then(|p| self.flows[p].req.live_ref())
             .and_then(|q| q.resends.as_deref())
+            .is_none_or(|r| r.since(ts.saturating_sub(DUP_NS)) == 0)
+    }
+
+    /// Whether READ response `bth` at `ts` on response flow `fi`, in a capture known to hold
+    /// packets twice, is the copy of one that left `answers` already (as in
+    /// [`Analyzer::trailing_ack_copy`]): its PSN came before but not right after the last
+    /// response (a responder sending again goes on in order), is none the requester asked for
+    /// again ([`Req::reasked`]: the responder may send those long after the request, behind
+    /// the responses it was sending), and the requester resent nothing in the [`DUP_NS`]
+    /// before it.
+    #[cold]
+    fn trailing_read_copy(&mut self, fi: usize, bth: Bth, ts: u64) -> bool {
+        if self.kinds[usize::from(bth.opcode)] != Kind::ReadResponse {
+            return false;
+        }
+        let rs = self.flows[fi].resp();
+        let oldest = rs.answers[rs.answers_n as usize % ANSWERS].0 & !ANSWER_COPIED;
+        let next = |r: &ReadSender| r.last.is_some_and(|l| psn_diff(bth.psn, l) == 1);
+        if ts.saturating_sub(oldest) >= DUP_NS
+            || !rs
+                .read_sender
+                .as_deref()
+                .is_some_and(|r| r.psns.came(bth.psn) && !next(r))
+        {
+            return false;
+        }
+        let Some(q) = self.flows[fi]
+            .peer()
+            .and_then(|p| self.flows[p].req.live_ref())
+        else {
+            return true;
+        };
+        !q.reasked.is_some_and(|(from, upto, _)| {
+            psn_diff(bth.psn, from) >= 0 && psn_diff(upto, bth.psn) >= 0
+        }) && q
+            .resends
+            .as_deref()
             .is_none_or(|r| r.since(ts.saturating_sub(DUP_NS)) == 0)
     }
 
@@ -3698,6 +3772,7 @@ impl Analyzer {
         }
         let sender = fl.resp().read_sender.get_or_insert_with(Box::default);
         let first = !sender.psns.again(bth.psn);
+        sender.last = Some(bth.psn);
         if first {
             sender.payload += u64::from(e.payload_len);
         }
@@ -3729,6 +3804,17 @@ impl Analyzer {
         rq.s.msgs.read_bytes_returned += returned;
         if rq.read_answered.is_none_or(|h| psn_diff(bth.psn, h) > 0) {
             rq.read_answered = Some(bth.psn);
+        }
+        // The responses sent again began, and then went past what was asked again: they all
+        // came (a responder sends in order).
+        if let Some((from, upto, began)) = &mut rq.reasked {
+            if psn_diff(bth.psn, *upto) > 0 {
+                if *began {
+                    rq.reasked = None;
+                }
+            } else if psn_diff(bth.psn, *from) >= 0 {
+                *began = true;
+            }
         }
         if matches!(op.position(), Position::Last | Position::Only) {
             while let Some(&(p, t)) = rq.reads.front() {
