@@ -374,7 +374,7 @@ fn two_points_merged_into_one_interface_are_told_by_their_macs() {
 /// progress than any ACK timeout, and `capture.early_resends` says so. The capture at one
 /// point raises nothing of the kind. (`Lossy` takes 10,000 packets: since its WRITE flow shares
 /// a link with READs, in its first 3,000 most second sightings are found as copies, and fewer
-/// than half of the 97 passes left begin within 8 µs of an ACK.)
+/// than half of the 86 passes left begin within 8 µs of an ACK.)
 #[test]
 fn second_sightings_on_one_interface_are_early_resends() {
     for (scenario, n) in [(Scenario::Clean, 3000), (Scenario::Lossy, 10_000)] {

@@ -404,7 +404,7 @@ fn lossy(sim: &mut Sim<'_>, n: usize, q: u32, pcp: Option<u8>) {
     t.psn_a = sim.rng().below(1 << 24) as u32;
     sim.add_conn(t);
     // An NVMe-oF target pulling a write's data from its host with READs: one READ response
-    // MIDDLE in 41 is lost, and the target reads again from the missing one.
+    // MIDDLE or LAST in 41 is lost, and the target reads again from the missing one.
     let mut r = base(n + 1, n, q + 0x20, q + 0x28, pcp);
     r.ops = vec![OpKind::Read];
     r.sizes = vec![16384, 65536];

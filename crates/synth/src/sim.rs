@@ -119,9 +119,9 @@ pub struct ConnCfg {
     pub service_port: Option<u16>,
     /// Drop every n-th new request packet (0: never), alternately before and after the capture.
     pub drop_every: u64,
-    /// Drop every n-th READ response MIDDLE packet of a READ the responder executes for the
-    /// first time (0: never), alternately before and after the capture. The requester finds
-    /// the gap when the next response comes, discards responses until the missing one, and
+    /// Drop every n-th READ response MIDDLE or LAST packet of a READ the responder executes
+    /// for the first time (0: never), alternately before and after the capture. The requester
+    /// finds the gap when the next response comes (a LAST's: the next READ's FIRST), discards responses until the missing one, and
     /// reads again from it, as ConnectX and rxe requesters do; the responder executes a
     /// duplicate READ request again (IBTA §9.7, duplicate requests).
     pub drop_read_every: u64,
@@ -416,8 +416,8 @@ struct Conn {
     nak_sent: bool,
     rnr_left: u32,
     rnr_discard: bool,
-    /// READ response MIDDLE packets of first executions, and those dropped.
-    read_middles: u64,
+    /// READ response MIDDLE and LAST packets of first executions, and those dropped.
+    read_mid_last: u64,
     read_drops: u64,
     /// Packets ahead of `epsn` an out-of-order receiver holds, by PSN.
     ooo_held: BTreeMap<u32, Pkt>,
@@ -1667,10 +1667,8 @@ impl<'s> Sim<'s> {
     }
 
     /// READ response `psn` at the requester: the next of the oldest outstanding READ, a copy
-    /// of one taken (ignored), or one beyond a missing response: then everything before the
-    /// missing one is done, the READ is asked again from it for the rest of its data
-    /// (the RETH's address and length advanced past the data taken), and go-back-N resends it
-    /// and what follows.
+    /// of one taken (ignored), or one beyond a missing response: then the READ is asked again
+    /// from the missing one ([`Sim::read_again`]).
     fn read_data(&mut self, now: u64, c: usize, psn: u32, pos: Position) {
         let conn = &mut self.conns[c];
         let Some(r) = conn.outstanding.iter().find(|p| p.opcode == 0x0c).copied() else {
@@ -1691,6 +1689,13 @@ impl<'s> Sim<'s> {
             }
             return;
         }
+        self.read_again(now, c, expect);
+    }
+
+    /// Takes every READ response before `expect` as done and asks the oldest outstanding
+    /// READ again from `expect` (its RETH's address and length advanced past the data
+    /// taken); go-back-N resends it and what follows.
+    fn read_again(&mut self, now: u64, c: usize, expect: u32) {
         self.retire(c, (expect + 0xff_ffff) & 0xff_ffff);
         let conn = &mut self.conns[c];
         let mtu = conn.cfg.b_pmtu;
@@ -1932,8 +1937,8 @@ impl<'s> Sim<'s> {
     }
 
     /// The responses to READ request `p`; of a `first` execution, every
-    /// [`ConnCfg::drop_read_every`]-th MIDDLE response is lost, alternately before and after
-    /// the capture.
+    /// [`ConnCfg::drop_read_every`]-th MIDDLE or LAST response is lost, alternately before and
+    /// after the capture.
     fn execute_read(&mut self, now: u64, c: usize, p: &Pkt, msn: u32, first: bool) {
         let mtu = self.conns[c].cfg.b_pmtu;
         let every = self.conns[c].cfg.drop_read_every;
@@ -1951,10 +1956,10 @@ impl<'s> Sim<'s> {
                 mtu
             };
             let mut lost = None;
-            if first && every > 0 && pos == Position::Middle {
+            if first && every > 0 && matches!(pos, Position::Middle | Position::Last) {
                 let conn = &mut self.conns[c];
-                conn.read_middles += 1;
-                if conn.read_middles % every == 0 {
+                conn.read_mid_last += 1;
+                if conn.read_mid_last % every == 0 {
                     conn.read_drops += 1;
                     lost = Some(if conn.read_drops % 2 == 1 {
                         Where::BeforeCapture
@@ -2342,7 +2347,7 @@ impl Conn {
             nak_sent: false,
             rnr_left: cfg.rnr_sends,
             rnr_discard: false,
-            read_middles: 0,
+            read_mid_last: 0,
             read_drops: 0,
             ooo_held: BTreeMap::new(),
             resp_error: false,
