@@ -3009,13 +3009,13 @@ impl Analyzer {
         sample(&mut self.other_points.1, number);
         let fl = &mut self.flows[fi];
         fl.copies = fl.copies.saturating_add(1);
+        let peer = (fl.peer as usize).checked_sub(1);
         let of = match kind {
             Kind::Request => Some(fi),
-            Kind::ReadResponse => (fl.peer as usize).checked_sub(1),
+            Kind::ReadResponse => peer,
             _ => None,
         };
         // READ responses read at this point (their flow's own) are answers there too.
-        let peer = (fl.peer as usize).checked_sub(1);
         let fl = &self.flows[fi];
         let answered_here = match peer.and_then(|p| self.flows.get(p)) {
             Some(p) if kind == Kind::Request && p.point == point => {

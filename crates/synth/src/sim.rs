@@ -121,9 +121,10 @@ pub struct ConnCfg {
     pub drop_every: u64,
     /// Drop every n-th READ response MIDDLE or LAST packet of a READ the responder executes
     /// for the first time (0: never), alternately before and after the capture. The requester
-    /// finds the gap when the next response comes (a LAST's: the next READ's FIRST), discards responses until the missing one, and
-    /// reads again from it, as ConnectX and rxe requesters do; the responder executes a
-    /// duplicate READ request again (IBTA §9.7, duplicate requests).
+    /// finds the gap when the next response comes (a LAST's: the next READ's FIRST), discards
+    /// responses until the missing one, and reads again from it, as ConnectX and rxe
+    /// requesters do; the responder executes a duplicate READ request again (IBTA §9.7,
+    /// duplicate requests).
     pub drop_read_every: u64,
     /// Lose every response for a while after message n (forces a timeout).
     pub ack_blackout_after_msg: Option<u64>,
