@@ -1,8 +1,8 @@
 //! Memory grows with flows, never with packets (issue #4). A counting allocator measures the
 //! analyzer's peak live heap while it analyses a generated scenario and then the same scenario
 //! twice as long: with a fixed set of flows (`lossy`: three connections, each past its
-//! 65,536-PSN window) the peak must stay flat, and where longer means more connections (`mixed`) the growth
-//! must be per flow.
+//! 65,536-PSN window) the peak must stay flat, and where longer means more connections
+//! (`mixed`) the growth must be per flow.
 //!
 //! This file holds one test, so no other test's allocations run alongside the measurement.
 
