@@ -3817,13 +3817,19 @@ impl Analyzer {
             }
         }
         if matches!(op.position(), Position::Last | Position::Only) {
+            let mut read = None;
             while let Some(&(p, t)) = rq.reads.front() {
                 if psn_diff(p, bth.psn) <= 0 {
                     rq.reads.pop_front();
                     record(&mut rq.s.read_lat, m.ts_ns.saturating_sub(t));
+                    read = Some(p);
                 } else {
                     break;
                 }
+            }
+            // The READ's PSNs end here: unseen PSNs after them are missing, not its shadow.
+            if let (Some(p), Some(t)) = (read, rq.s.psn.as_mut()) {
+                t.consumed(p.wrapping_add(1) & 0xff_ffff, bth.psn);
             }
             // A READ response also acknowledges the requests before it.
             rq.acknowledged(bth.psn, m.ts_ns, &mut self.ack_class, class);

@@ -27,8 +27,10 @@ pub struct Tracker {
     init: bool,
     base: u32,
     highest: u32,
-    /// 64 PSNs a word pair: (seen, READ request). The PSNs right after a READ request are
-    /// consumed by its responses.
+    /// 64 PSNs a word pair: (seen, READ). A seen PSN with the READ bit is a READ request; the
+    /// PSNs right after it are consumed by its responses (its shadow, up to the next seen
+    /// PSN). An unseen PSN with the READ bit is one its responses showed consumed
+    /// ([`Tracker::consumed`]): the shadow ends there.
     words: VecDeque<(u64, u64)>,
     /// Unseen PSNs that slid out of the window.
     missing_out: u64,
@@ -145,8 +147,39 @@ impl Tracker {
     fn step(&mut self, seen: bool, read: bool) {
         if seen {
             self.shadow = read;
+        } else if read {
+            self.shadow = false;
         } else if !self.shadow {
             self.missing_out += 1;
+        }
+    }
+
+    /// PSNs `from` to `to` were consumed by a READ request's responses (`to` its last): none
+    /// of them is missing, and the unseen PSNs after `to` are no longer in the READ's shadow.
+    /// Only those within the window and up to the highest PSN are marked.
+    pub fn consumed(&mut self, from: u32, to: u32) {
+        if !self.init || self.sealed || psn_diff(to, from) < 0 {
+            return;
+        }
+        let to = if psn_diff(to, self.highest) > 0 {
+            self.highest
+        } else {
+            to
+        };
+        let (Ok(a), Ok(b)) = (
+            usize::try_from(psn_diff(from, self.base).max(0)),
+            usize::try_from(psn_diff(to, self.base)),
+        ) else {
+            return;
+        };
+        let mut i = a;
+        while i <= b {
+            let (bit, n) = (i % 64, (b - i + 1).min(64 - i % 64));
+            let mask = (u64::MAX >> (64 - n)) << bit;
+            if let Some(w) = self.words.get_mut(i / 64) {
+                w.1 |= mask & !w.0;
+            }
+            i += n;
         }
     }
 
@@ -285,6 +318,8 @@ impl Tracker {
                 for i in 0..=last {
                     if s >> i & 1 == 1 {
                         shadow = r >> i & 1 == 1;
+                    } else if r >> i & 1 == 1 {
+                        shadow = false;
                     } else if !shadow {
                         n += 1;
                     }
@@ -447,6 +482,8 @@ mod tests {
                 for i in 0..64 {
                     if s >> i & 1 == 1 {
                         self.shadow = r >> i & 1 == 1;
+                    } else if r >> i & 1 == 1 {
+                        self.shadow = false;
                     } else if !self.shadow {
                         self.missing_out += 1;
                     }
@@ -454,6 +491,31 @@ mod tests {
                 self.base = self.base.wrapping_add(64) & 0xff_ffff;
             }
             class
+        }
+
+        /// PSN by PSN: an unseen PSN from `from` to `to` within the window and up to the
+        /// highest is marked consumed.
+        fn consumed(&mut self, from: u32, to: u32) {
+            if !self.init || psn_diff(to, from) < 0 {
+                return;
+            }
+            let mut p = from;
+            loop {
+                let off = psn_diff(p, self.base);
+                if psn_diff(p, self.highest) > 0 {
+                    break;
+                }
+                if off >= 0 {
+                    let off = off as usize;
+                    if off / 64 < self.seen.len() && self.seen[off / 64] >> (off % 64) & 1 == 0 {
+                        self.read[off / 64] |= 1 << (off % 64);
+                    }
+                }
+                if p == to {
+                    break;
+                }
+                p = p.wrapping_add(1) & 0xff_ffff;
+            }
         }
 
         /// Bit by bit: the first seen PSN after `psn` up to the highest.
@@ -480,6 +542,8 @@ mod tests {
                 let bit = |d: &VecDeque<u64>| d.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 == 1);
                 if bit(&self.seen) {
                     shadow = bit(&self.read);
+                } else if bit(&self.read) {
+                    shadow = false;
                 } else if !shadow {
                     n += 1;
                 }
@@ -511,6 +575,12 @@ mod tests {
                     _ => psn.wrapping_sub(amount % 70_000),         // far back
                 } & 0xff_ffff;
                 proptest::prop_assert_eq!(t.see(psn, is_read), r.see(psn, is_read), "step {}", i);
+                if is_read && kind == 12 {
+                    let from = psn.wrapping_sub(amount % 300) & 0xff_ffff;
+                    let to = from.wrapping_add(amount % 200) & 0xff_ffff;
+                    t.consumed(from, to);
+                    r.consumed(from, to);
+                }
                 if i % 97 == 0 {
                     proptest::prop_assert_eq!(t.missing(), r.missing(), "step {}", i);
                 }
@@ -539,11 +609,39 @@ mod tests {
                 } & 0xff_ffff;
                 let is_read = read == 0;
                 proptest::prop_assert_eq!(t.see(psn, is_read), r.see(psn, is_read), "step {}", i);
+                // A READ's responses come: the PSNs after it up to its last are consumed.
+                if read == 1 {
+                    let from = psn.wrapping_sub(amount % 200) & 0xff_ffff;
+                    let to = from.wrapping_add(amount % 90) & 0xff_ffff;
+                    t.consumed(from, to);
+                    r.consumed(from, to);
+                }
                 proptest::prop_assert_eq!(t.missing(), r.missing(), "step {}", i);
                 let back = psn.wrapping_sub(amount % 200) & 0xff_ffff;
                 proptest::prop_assert_eq!(t.next_seen(back), r.next_seen(back), "step {}", i);
             }
         }
+    }
+
+    /// Responses that show where a READ's PSNs end make the unseen PSNs after them missing:
+    /// a READ at 10 answered up to 13, a request at 16: 14 and 15 were lost (before, the READ's
+    /// shadow hid them); a READ whose responses did not come keeps its shadow.
+    #[test]
+    fn consumed_psns_end_a_read_s_shadow() {
+        let mut t = Tracker::default();
+        t.see(9, false);
+        t.see(10, true);
+        t.see(16, false);
+        assert_eq!(t.missing(), 0);
+        t.consumed(11, 13);
+        assert_eq!(t.missing(), 2);
+        t.see(17, true);
+        t.see(30, false);
+        assert_eq!(t.missing(), 2);
+        // Past the highest PSN nothing is marked; the next PSNs count as before.
+        t.consumed(31, 40);
+        t.see(41, false);
+        assert_eq!(t.missing(), 2 + 10);
     }
 
     #[test]

@@ -317,3 +317,53 @@ fn a_read_s_lost_last_response_is_read_again_after_a_timeout() {
     assert_eq!(t["gap_filled_packets"], 0);
     assert_eq!(t["retransmission_triggers"]["read_response_gap"], 0);
 }
+
+/// A request right after a READ's PSNs, lost before the capture point and not seen again in
+/// it, is missing: the READ's last response shows where its PSNs end, so the PSN after them is
+/// no longer taken for one its responses consumed (before: 0 missing).
+#[test]
+fn a_request_lost_right_after_a_read_is_missing() {
+    let evs = common::scenario_events(rdmascope_synth::Scenario::Clean, 8000);
+    let op = |e: &Event| e.bth.map(|b| OpInfo::of(b.opcode).op);
+    // A READ request followed on its flow by a request with the PSN after the READ's last
+    // response (the responses come on the reverse node pair, to the requester's QP).
+    let mut lost = None;
+    for (i, r) in evs.iter().enumerate() {
+        if op(r) != Some(Operation::ReadRequest) {
+            continue;
+        }
+        let (nodes, b) = (r.nodes.unwrap(), r.bth.unwrap());
+        let last = evs[i..].iter().find(|e| {
+            e.nodes == Some((nodes.1, nodes.0))
+                && matches!(
+                    op(e),
+                    Some(Operation::ReadResponseLast | Operation::ReadResponseOnly)
+                )
+        });
+        let Some(end) = last.map(|e| e.bth.unwrap().psn) else {
+            continue;
+        };
+        if end == b.psn {
+            continue;
+        }
+        let next = evs[i + 1..].iter().position(|e| {
+            e.nodes == Some(nodes)
+                && e.bth
+                    .is_some_and(|x| x.destqp == b.destqp && x.psn == (end + 1) & 0xff_ffff)
+                && op(e) != Some(Operation::ReadRequest)
+                && !OpInfo::of(e.bth.unwrap().opcode).op.is_response()
+        });
+        if let Some(j) = next {
+            lost = Some((i + 1 + j, nodes, b.destqp));
+            break;
+        }
+    }
+    let (j, nodes, qp) = lost.expect("a request right after a READ's PSNs");
+    let mut cut: Vec<Event> = evs.clone();
+    cut.remove(j);
+    let once = common::report(&evs);
+    let r = common::report(&cut);
+    let (src, dst) = (nodes.0.to_string(), nodes.1.to_string());
+    assert_eq!(flow(&once, &src, &dst, qp)["missing_packets"], 0);
+    assert_eq!(flow(&r, &src, &dst, qp)["missing_packets"], 1);
+}
