@@ -1124,6 +1124,8 @@ pub(crate) struct Req {
     /// The highest PSN of the READ responses answering this flow: a READ request resent below
     /// it re-reads responses the requester found missing.
     read_answered: Option<u32>,
+    /// When the last READ response answering this flow came.
+    read_response_at: u64,
     /// The READ response PSNs asked for again (from the lowest a READ request resent or
     /// re-read, up to the highest answered then) whose responses sent again have not all come,
     /// and whether one of them came since: a response among them is no copy however late it
@@ -3235,8 +3237,11 @@ impl Analyzer {
                 // or the connection has none yet while the responder's node is heard (and it
                 // is no resend sooner than any ACK timeout).
                 let shown = !soon && (answers || (fl.peer == 0 && !rq.blind && heard()));
-                // Responses came beyond it: the requester reads again with no ACK timeout.
-                let reread = reread == Some(true);
+                // Responses came beyond it, the last less than `DUP_NS` before: the requester
+                // reads again with no ACK timeout (one that waited longer resends after its
+                // timer ran out, the READ partly answered).
+                let reread =
+                    reread == Some(true) && ts.saturating_sub(rq.read_response_at) < DUP_NS;
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     rq.resends.get_or_insert_with(Box::default).push(ts);
@@ -3805,6 +3810,7 @@ impl Analyzer {
         if rq.read_answered.is_none_or(|h| psn_diff(bth.psn, h) > 0) {
             rq.read_answered = Some(bth.psn);
         }
+        rq.read_response_at = m.ts_ns;
         // The responses sent again began, and then went past what was asked again: they all
         // came (a responder sends in order).
         if let Some((from, upto, began)) = &mut rq.reasked {

@@ -318,6 +318,21 @@ fn a_read_s_lost_last_response_is_read_again_after_a_timeout() {
     assert_eq!(t["retransmission_triggers"]["read_response_gap"], 0);
 }
 
+/// A response lost in the middle of a READ, and the READ asked again from it only 20 µs after
+/// the last response came: the requester did not act on the responses beyond the gap (a
+/// requester reads again as soon as one comes) but waited out its ACK timer, so it is a
+/// retransmission after a timeout (before: a re-read).
+#[test]
+fn a_read_asked_again_long_after_its_responses_is_a_timeout() {
+    let (r, again) = read_again(2, false, 20_000);
+    let t = &r["totals"];
+    assert!(again > 0);
+    assert_eq!(t["retransmitted_packets"], 1);
+    assert_eq!(t["timeouts"], 1);
+    assert_eq!(t["retransmission_triggers"]["timeout"], 1);
+    assert_eq!(t["retransmission_triggers"]["read_response_gap"], 0);
+}
+
 /// A request right after a READ's PSNs, lost before the capture point and not seen again in
 /// it, is missing: the READ's last response shows where its PSNs end, so the PSN after them is
 /// no longer taken for one its responses consumed (before: 0 missing).
