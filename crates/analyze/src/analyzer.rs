@@ -3558,10 +3558,7 @@ impl Analyzer {
                 self.duplicate(fi, e.meta.number);
                 return true;
             }
-        } else if self.doubled
-            && n == ANSWERS
-            && (self.trailing_ack_copy(fi, bth, ts) || self.trailing_read_copy(fi, bth, ts))
-        {
+        } else if self.doubled && n == ANSWERS && self.trailing_copy(fi, bth, ts) {
             self.duplicate(fi, e.meta.number);
             return true;
         }
@@ -3571,51 +3568,30 @@ impl Analyzer {
         false
     }
 
-    /// Whether ACK `bth` at `ts` on response flow `fi`, in a capture known to hold packets
+    /// Whether answer `bth` at `ts` on response flow `fi`, in a capture known to hold packets
     /// twice, is the copy of one that left `answers` already: the copies trail by more answers
-    /// than it holds, and it spans less than [`DUP_NS`]. So it is when it acknowledges no PSN
-    /// beyond the last ACK and the requester resent nothing in the [`DUP_NS`] before it (a
-    /// responder acknowledges again only a request that came again).
+    /// than it holds, and it spans less than [`DUP_NS`]. So it is when the responder cannot
+    /// have sent it again for a request that came again, and the requester resent nothing in
+    /// the [`DUP_NS`] before it:
+    /// - an ACK that acknowledges no PSN beyond the last ACK (a responder acknowledges again
+    ///   only a request that came again);
+    /// - a READ response whose PSN came before but not right after the last response (a
+    ///   responder sending again goes on in order), none the requester asked for again
+    ///   ([`Req::reasked`]: the responder may send those long after the request, behind the
+    ///   responses it was sending).
     #[cold]
-    fn trailing_ack_copy(&mut self, fi: usize, bth: Bth, ts: u64) -> bool {
-        if self.kinds[usize::from(bth.opcode)] != Kind::Ack {
-            return false;
-        }
+    fn trailing_copy(&mut self, fi: usize, bth: Bth, ts: u64) -> bool {
+        let kind = self.kinds[usize::from(bth.opcode)];
         let rs = self.flows[fi].resp();
         let oldest = rs.answers[rs.answers_n as usize % ANSWERS].0 & !ANSWER_COPIED;
-        if ts.saturating_sub(oldest) >= DUP_NS
-            || rs.last_ack.is_none_or(|l| psn_diff(bth.psn, l) > 0)
-        {
-            return false;
-        }
-        self.flows[fi]
-            .peer()
-            .and_then(|p| self.flows[p].req.live_ref())
-            .and_then(|q| q.resends.as_deref())
-            .is_none_or(|r| r.since(ts.saturating_sub(DUP_NS)) == 0)
-    }
-
-    /// Whether READ response `bth` at `ts` on response flow `fi`, in a capture known to hold
-    /// packets twice, is the copy of one that left `answers` already (as in
-    /// [`Analyzer::trailing_ack_copy`]): its PSN came before but not right after the last
-    /// response (a responder sending again goes on in order), is none the requester asked for
-    /// again ([`Req::reasked`]: the responder may send those long after the request, behind
-    /// the responses it was sending), and the requester resent nothing in the [`DUP_NS`]
-    /// before it.
-    #[cold]
-    fn trailing_read_copy(&mut self, fi: usize, bth: Bth, ts: u64) -> bool {
-        if self.kinds[usize::from(bth.opcode)] != Kind::ReadResponse {
-            return false;
-        }
-        let rs = self.flows[fi].resp();
-        let oldest = rs.answers[rs.answers_n as usize % ANSWERS].0 & !ANSWER_COPIED;
-        let next = |r: &ReadSender| r.last.is_some_and(|l| psn_diff(bth.psn, l) == 1);
-        if ts.saturating_sub(oldest) >= DUP_NS
-            || !rs
-                .read_sender
-                .as_deref()
-                .is_some_and(|r| r.psns.came(bth.psn) && !next(r))
-        {
+        let again = match kind {
+            Kind::Ack => rs.last_ack.is_some_and(|l| psn_diff(bth.psn, l) <= 0),
+            Kind::ReadResponse => rs.read_sender.as_deref().is_some_and(|r| {
+                r.psns.came(bth.psn) && r.last.is_none_or(|l| psn_diff(bth.psn, l) != 1)
+            }),
+            _ => false,
+        };
+        if !again || ts.saturating_sub(oldest) >= DUP_NS {
             return false;
         }
         let Some(q) = self.flows[fi]
@@ -3624,12 +3600,14 @@ impl Analyzer {
         else {
             return true;
         };
-        !q.reasked.is_some_and(|(from, upto, _)| {
-            psn_diff(bth.psn, from) >= 0 && psn_diff(upto, bth.psn) >= 0
-        }) && q
-            .resends
-            .as_deref()
-            .is_none_or(|r| r.since(ts.saturating_sub(DUP_NS)) == 0)
+        let asked = kind == Kind::ReadResponse
+            && q.reasked.is_some_and(|(from, upto, _)| {
+                psn_diff(bth.psn, from) >= 0 && psn_diff(upto, bth.psn) >= 0
+            });
+        !asked
+            && q.resends
+                .as_deref()
+                .is_none_or(|r| r.since(ts.saturating_sub(DUP_NS)) == 0)
     }
 
     /// Whether response flow `fi`'s requester resent no request since its answer at `t`, and
