@@ -3032,16 +3032,15 @@ impl Analyzer {
                     ..OtherPoint::default()
                 })
             });
-            let answered = o.read_answered.or(answered_here);
             if o.point == point && kind == Kind::ReadResponse {
-                if answered.is_none_or(|h| psn_diff(psn, h) > 0) {
+                if o.read_answered.is_none_or(|h| psn_diff(psn, h) > 0) {
                     o.read_answered = Some(psn);
                 }
-            } else if o.point == point
-                && o.psn.see(psn, is_read) == Class::GapFilled
-                && !(is_read && answered.is_some_and(|h| psn_diff(h, psn) > 0))
-            {
-                o.gap_filled += 1;
+            } else if o.point == point && o.psn.see(psn, is_read) == Class::GapFilled {
+                let answered = o.read_answered.or(answered_here);
+                if !(is_read && answered.is_some_and(|h| psn_diff(h, psn) > 0)) {
+                    o.gap_filled += 1;
+                }
             }
         }
         let fl = &mut self.flows[fi];

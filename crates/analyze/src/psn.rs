@@ -145,13 +145,22 @@ impl Tracker {
     }
 
     fn step(&mut self, seen: bool, read: bool) {
+        self.missing_out += u64::from(Self::missing_step(&mut self.shadow, seen, read));
+    }
+
+    /// One PSN of the window in order, `shadow` carried from the one before: whether it is
+    /// missing (unseen, not consumed, not in a READ's shadow). A READ request starts a shadow,
+    /// any other seen PSN or one marked consumed ([`Tracker::consumed`]) ends it.
+    #[inline]
+    fn missing_step(shadow: &mut bool, seen: bool, read: bool) -> bool {
         if seen {
-            self.shadow = read;
+            *shadow = read;
         } else if read {
-            self.shadow = false;
-        } else if !self.shadow {
-            self.missing_out += 1;
+            *shadow = false;
+        } else {
+            return !*shadow;
         }
+        false
     }
 
     /// PSNs `from` to `to` were consumed by a READ request's responses (`to` its last): none
@@ -316,13 +325,8 @@ impl Tracker {
                 shadow &= s == 0;
             } else {
                 for i in 0..=last {
-                    if s >> i & 1 == 1 {
-                        shadow = r >> i & 1 == 1;
-                    } else if r >> i & 1 == 1 {
-                        shadow = false;
-                    } else if !shadow {
-                        n += 1;
-                    }
+                    let (seen, read) = (s >> i & 1 == 1, r >> i & 1 == 1);
+                    n += u64::from(Self::missing_step(&mut shadow, seen, read));
                 }
             }
         }
