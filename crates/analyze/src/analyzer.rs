@@ -917,6 +917,11 @@ pub(crate) struct ReadSender {
     /// The PSN of the last response that was no copy: the responder's next follows it.
     last: Option<u32>,
     payload: u64,
+    /// Responses sent again whose PSN came before, and first copies below the highest PSN
+    /// (lost before the capture point, then sent again): the flow's `retransmitted_packets`
+    /// and `gap_filled_packets` beside its requests'.
+    resent: u64,
+    gap_filled: u64,
     /// The first CE-marked response since the last CNP.
     ce_pending: Option<u64>,
     recent: RateRing,
@@ -1738,11 +1743,11 @@ struct ResponsePsns {
 }
 
 impl ResponsePsns {
-    /// Records READ response PSN `psn`: whether it came before (a second copy). One beyond the
-    /// highest or among the [`RESPONSE_PSNS`] up to it that had not come is a first copy (a
-    /// response lost before the capture point and sent again, or late); one further below is
-    /// taken for a second copy.
-    fn again(&mut self, psn: u32) -> bool {
+    /// Records READ response PSN `psn`: new (beyond the highest), a first copy among the
+    /// [`RESPONSE_PSNS`] up to the highest that had not come (a response lost before the
+    /// capture point and sent again, or late: gap-filled), or one that came before (a second
+    /// copy: retransmitted); one further below is taken for a second copy.
+    fn see(&mut self, psn: u32) -> Class {
         let d = self.highest.map_or(1, |h| psn_diff(psn, h));
         if d > 0 {
             if d as u32 >= RESPONSE_PSNS {
@@ -1761,17 +1766,21 @@ impl ResponsePsns {
             }
             self.highest = Some(psn);
         } else if d.unsigned_abs() >= RESPONSE_PSNS {
-            return true;
+            return Class::Retransmitted;
         }
         let i = psn % RESPONSE_PSNS;
         let (w, b) = (&mut self.seen[i as usize / 64], 1u64 << (i % 64));
-        let again = d <= 0 && *w & b != 0;
+        let came = *w & b != 0;
         *w |= b;
-        again
+        match d {
+            1.. => Class::New,
+            _ if came => Class::Retransmitted,
+            _ => Class::GapFilled,
+        }
     }
 
-    /// Whether READ response PSN `psn` came (what [`ResponsePsns::again`] would say, without
-    /// recording it).
+    /// Whether READ response PSN `psn` came (whether [`ResponsePsns::see`] would say
+    /// retransmitted, without recording it).
     fn came(&self, psn: u32) -> bool {
         let d = self.highest.map_or(1, |h| psn_diff(psn, h));
         let i = psn % RESPONSE_PSNS;
@@ -3753,10 +3762,16 @@ impl Analyzer {
             fl.max_fm_payload = fl.max_fm_payload.max(e.payload_len);
         }
         let sender = fl.resp().read_sender.get_or_insert_with(Box::default);
-        let first = !sender.psns.again(bth.psn);
+        let class = sender.psns.see(bth.psn);
+        let first = class != Class::Retransmitted;
         sender.last = Some(bth.psn);
         if first {
             sender.payload += u64::from(e.payload_len);
+        }
+        match class {
+            Class::New => {}
+            Class::GapFilled => sender.gap_filled += 1,
+            Class::Retransmitted => sender.resent += 1,
         }
         if e.ecn == Some(3) && e.encap == Some(Encap::RoceV2) && sender.ce_pending.is_none() {
             sender.ce_pending = Some(m.ts_ns);
@@ -3768,6 +3783,10 @@ impl Analyzer {
             ..
         } = &mut **sender;
         recent.sent(after_cnp, rate_after, m.ts_ns, m.orig_len);
+        if class != Class::New {
+            fl.cited.add(&mut fl.cited_full, Cite::Retx, m.number);
+            bump(&mut self.tl.events[EV_RETX], self.tl.cur, 1);
+        }
         let Some(r) = req else { return };
         // Bytes a READ returned: first copies (a re-read's responses sent again return none).
         let returned = if first { u64::from(e.payload_len) } else { 0 };
@@ -4245,13 +4264,14 @@ impl Analyzer {
             opcodes.add(OpInfo::of(op).name, n);
         }
         let sniffer = f.sniffer();
+        let read = r.read_sender.as_deref();
         Counters {
             packets: f.packets,
             bytes: f.bytes,
             payload_bytes: f.payload_bytes,
             opcodes,
-            retransmitted_packets: q.retx,
-            gap_filled_packets: q.gap_filled,
+            retransmitted_packets: q.retx + read.map_or(0, |s| s.resent),
+            gap_filled_packets: q.gap_filled + read.map_or(0, |s| s.gap_filled),
             reordered_packets: q.reordered,
             missing_packets: q.psn.as_ref().map_or(0, Tracker::missing),
             duplicate_acks: r.dup_acks,
@@ -4372,7 +4392,10 @@ mod tests {
             3,
             far - 1,
         ];
-        let again: Vec<bool> = psns.iter().map(|&p| r.again(p)).collect();
+        let again: Vec<bool> = psns
+            .iter()
+            .map(|&p| r.see(p) == Class::Retransmitted)
+            .collect();
         // 0 and 1 were skipped at the wrap and came late; 10 and 11 are within the PSNs up to
         // `far` (and the 3 of before the jump is forgotten), 3 is not; `far - 1` never came.
         let want = [
@@ -4382,11 +4405,15 @@ mod tests {
         assert_eq!(again, want);
         // PSN 10 + RESPONSE_PSNS shares PSN 10's bit, cleared when the highest passed it.
         let mut r = ResponsePsns::default();
-        for p in [10, 20, 15 + RESPONSE_PSNS] {
-            assert!(!r.again(p));
+        for (p, want) in [
+            (10, Class::New),
+            (20, Class::New),
+            (15 + RESPONSE_PSNS, Class::New),
+        ] {
+            assert_eq!(r.see(p), want);
         }
-        assert!(!r.again(10 + RESPONSE_PSNS));
-        assert!(r.again(10 + RESPONSE_PSNS));
+        assert_eq!(r.see(10 + RESPONSE_PSNS), Class::GapFilled);
+        assert_eq!(r.see(10 + RESPONSE_PSNS), Class::Retransmitted);
     }
 
     proptest::proptest! {
@@ -4408,8 +4435,14 @@ mod tests {
                     _ => psn.wrapping_sub(by % 1100),
                 } & 0xff_ffff;
                 let behind = highest.map_or(-1, |h| psn_diff(h, psn));
-                let want = behind >= 0 && (behind >= RESPONSE_PSNS as i32 || seen.contains(&psn));
-                proptest::prop_assert_eq!(r.again(psn), want, "psn {}", psn);
+                let want = if behind < 0 {
+                    Class::New
+                } else if behind >= RESPONSE_PSNS as i32 || seen.contains(&psn) {
+                    Class::Retransmitted
+                } else {
+                    Class::GapFilled
+                };
+                proptest::prop_assert_eq!(r.see(psn), want, "psn {}", psn);
                 seen.insert(psn);
                 if behind < 0 {
                     highest = Some(psn);

@@ -277,9 +277,12 @@ fn a_read_requested_again_for_a_missing_response_is_a_re_read() {
     assert_eq!(t["timeouts"], 0);
     assert_eq!(t["retransmission_triggers"]["read_response_gap"], 1);
     assert_eq!(t["retransmission_triggers"]["timeout"], 0);
-    // The READ request (responses sent again count in no flow's retransmitted packets).
+    // The READ request, and the responses sent again that had come; the one lost before the
+    // capture point fills its gap (the requester asked for it again: lost, not reordered).
     assert!(again > 0);
-    assert_eq!(t["retransmitted_packets"], 1);
+    assert_eq!(t["retransmitted_packets"], 1 + again);
+    assert_eq!(t["gap_filled_packets"], 1);
+    assert_eq!(t["reordered_packets"], 0);
     // The READ returned its bytes once: the one lost, when it came, and not those sent again.
     let returned = |r: &Value| -> u64 {
         r["flows"]
@@ -327,10 +330,65 @@ fn a_read_asked_again_long_after_its_responses_is_a_timeout() {
     let (r, again) = read_again(2, false, 20_000);
     let t = &r["totals"];
     assert!(again > 0);
-    assert_eq!(t["retransmitted_packets"], 1);
+    assert_eq!(t["retransmitted_packets"], 1 + again);
     assert_eq!(t["timeouts"], 1);
     assert_eq!(t["retransmission_triggers"]["timeout"], 1);
     assert_eq!(t["retransmission_triggers"]["read_response_gap"], 0);
+}
+
+/// A READ response first seen behind the next two is its flow's gap fill (before, READ
+/// responses counted in no PSN counter), no retransmission, and first-copy goodput. Without a
+/// request resent it may be late rather than lost, but a strict requester reads again on it
+/// either way (requests have a NAK to tell that; responses have none), so it is not
+/// `reordered`.
+#[test]
+fn a_read_response_first_seen_behind_later_ones_fills_a_gap() {
+    let evs = common::clean_events();
+    let mut reads = evs.iter().filter(|e| {
+        e.bth
+            .is_some_and(|b| OpInfo::of(b.opcode).op == Operation::ReadRequest)
+    });
+    let (late, flow_of) = reads
+        .find_map(|rq| {
+            let (a, b) = rq.nodes.unwrap();
+            let psn = rq.bth.unwrap().psn;
+            let resp: Vec<&Event> = evs
+                .iter()
+                .filter(|e| {
+                    e.nodes == Some((b, a))
+                        && is_read_response(e)
+                        && (0..16).contains(&(e.bth.unwrap().psn.wrapping_sub(psn) & 0xff_ffff))
+                })
+                .collect();
+            (resp.len() >= 4)
+                .then(|| (resp[1].meta.number, resp[3].meta.ts_ns))
+                .map(|x| (x, (b, a, resp[1].bth.unwrap().destqp)))
+        })
+        .expect("a READ with 4 responses or more");
+    let (number, after) = late;
+    let mut out: Vec<Event> = evs.clone();
+    for e in &mut out {
+        if e.meta.number == number {
+            e.meta.ts_ns = after + 10;
+        }
+    }
+    out.sort_by_key(|e| e.meta.ts_ns);
+    for (i, e) in out.iter_mut().enumerate() {
+        e.meta.number = i as u64 + 1;
+    }
+    let (r, clean) = (common::report(&out), common::report(&evs));
+    let (b, a, qp) = flow_of;
+    let f = flow(&r, &b.to_string(), &a.to_string(), qp);
+    assert_eq!(f["gap_filled_packets"], 1);
+    assert_eq!(f["reordered_packets"], 0);
+    assert_eq!(f["retransmitted_packets"], 0);
+    assert_eq!(r["totals"]["gap_filled_packets"], 1);
+    assert_eq!(r["totals"]["retransmitted_packets"], 0);
+    assert_eq!(
+        f["goodput_bps"],
+        flow(&clean, &b.to_string(), &a.to_string(), qp)["goodput_bps"]
+    );
+    assert!(finding(&r, "transport.loss").is_some());
 }
 
 /// A request right after a READ's PSNs, lost before the capture point and not seen again in

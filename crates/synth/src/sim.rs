@@ -905,8 +905,22 @@ impl<'s> Sim<'s> {
         }
         let copy = match t.req {
             Some((psn, _)) => f.psns.seen(psn),
+            // A READ response `analyze` leaves out (a bad ICRC on a flow with good ones) is
+            // nothing; one sent again whose PSN came before is retransmitted, one that first
+            // comes below the highest (lost before the capture point) gap-filled.
+            None if bad_response && f.counters.icrc.ok > 0 => true,
             None if info.op.is_response() && info.op != Operation::Acknowledge => {
-                f.response_psns.see(t.psn, 1) == PsnClass::Retransmitted
+                match f.response_psns.see(t.psn, 1) {
+                    PsnClass::New => false,
+                    PsnClass::GapFilled => {
+                        f.counters.gap_filled_packets += 1;
+                        false
+                    }
+                    PsnClass::Retransmitted => {
+                        f.counters.retransmitted_packets += 1;
+                        true
+                    }
+                }
             }
             None => info.op == Operation::Cnp,
         };
