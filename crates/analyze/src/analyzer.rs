@@ -180,8 +180,9 @@ const SENT_MARK_PSNS: u32 = 16;
 const SENT_MARKS: usize = 8;
 
 /// Requests remembered per flow to recognise the capture's copies of them ([`Req::seen`]):
-/// copies that come a few packets late (a mirror of two ports) are found too.
-const SEEN: usize = 16;
+/// copies that come a few packets late (a mirror of two ports) are found too, and those of a
+/// fast flow's go-back-N pass microseconds late (a mirror across a switch that queues).
+const SEEN: usize = 64;
 
 /// Copies of packets found, at least an eighth of the RDMA packets so far, after which the
 /// capture is taken to hold packets twice ([`Analyzer::duplicate`]).
@@ -207,6 +208,29 @@ const ANSWERS: usize = 8;
 /// Resent requests remembered per flow, to tell a responder's repeated answers from the
 /// capture's copies of them ([`Analyzer::response_copy`]).
 const RESENDS: usize = 16;
+
+/// [`Req::seen`]'s entries (an array too long for `Default`).
+#[derive(Debug, Clone, Copy)]
+struct SeenRing([(u32, u64); SEEN]);
+
+impl Default for SeenRing {
+    fn default() -> Self {
+        Self([(0, 0); SEEN])
+    }
+}
+
+impl std::ops::Deref for SeenRing {
+    type Target = [(u32, u64); SEEN];
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for SeenRing {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
 
 /// When the last [`RESENDS`] requests resent came, the newest at `n - 1` modulo [`RESENDS`].
 #[derive(Debug, Default)]
@@ -1085,11 +1109,11 @@ pub(crate) struct Req {
     fill: Option<(u32, Fill, u64, u32)>,
     after_cnp: Option<(u64, u64)>,
     msg_open: Option<(u64, Operation)>,
-    /// The last [`SEEN`] request packets that were no copies, (PSN, time), newest at
-    /// `seen_n - 1` modulo `SEEN`, the top bit of the PSN set once the capture's copy of the
-    /// packet came ([`Req::duplicate`]); and how many were written.
-    seen: [(u32, u64); SEEN],
     seen_n: u32,
+    /// Writes to `seen` until its times run newest to oldest again: set to [`SEEN`] when a
+    /// request came earlier than the one before it (files merged out of order), so a search
+    /// may stop at the first request too old only while this is 0.
+    seen_unsorted: u8,
     /// New request PSNs that are multiples of [`SENT_MARK_PSNS`] and when each came, the last
     /// [`SENT_MARKS`], newest at `sent_marks_n - 1` modulo `SENT_MARKS`: when a PSN older
     /// than `seen` holds was at the latest first sent (see [`Req::sent_since`]).
@@ -1162,6 +1186,11 @@ pub(crate) struct Req {
     /// one past an ACK it did get, a PSN the capture saw acknowledged.
     ack_marks: [u32; ACK_MARKS],
     ack_marks_n: u8,
+    /// The last [`SEEN`] request packets that were no copies, (PSN, time), newest at
+    /// `seen_n - 1` modulo `SEEN`, the top bit of the PSN set once the capture's copy of the
+    /// packet came ([`Req::duplicate`]); how many were written is `seen_n`. Last: it is the
+    /// largest field, and a packet touches one of its lines.
+    seen: SeenRing,
 }
 
 /// What is known of a gap-filling first copy, a packet that arrived after a higher PSN. After
@@ -1400,10 +1429,18 @@ impl Req {
     fn sent_back(&self, ts: u64, within: u64, is: impl Fn(u32) -> bool) -> Option<usize> {
         let n = (self.seen_n as usize).min(SEEN);
         let newest = self.seen_n.wrapping_sub(1) as usize;
-        (0..n).find(|&k| {
+        for k in 0..n {
             let (p, t) = self.seen[newest.wrapping_sub(k) % SEEN];
-            is(p) && t <= ts && ts - t < within
-        })
+            if t <= ts && ts - t < within {
+                if is(p) {
+                    return Some(k);
+                }
+            } else if t <= ts && self.seen_unsorted == 0 {
+                // Every older one came earlier still.
+                return None;
+            }
+        }
+        None
     }
 
     /// Whether request `psn` was first sent less than `within` before `ts` by `sent_psns`:
@@ -1421,6 +1458,12 @@ impl Req {
     /// leaving it ends a run of pairs.
     #[inline]
     fn remember(&mut self, psn: u32, ts: u64) {
+        let before = self.seen[self.seen_n.wrapping_sub(1) as usize % SEEN].1;
+        self.seen_unsorted = if ts < before && self.seen_n > 0 {
+            SEEN as u8
+        } else {
+            self.seen_unsorted.saturating_sub(1)
+        };
         let slot = &mut self.seen[self.seen_n as usize % SEEN];
         if self.seen_n as usize >= SEEN && slot.0 & COPIED == 0 {
             self.pairs = 0;
