@@ -1431,11 +1431,14 @@ impl Req {
         let newest = self.seen_n.wrapping_sub(1) as usize;
         for k in 0..n {
             let (p, t) = self.seen[newest.wrapping_sub(k) % SEEN];
-            if t <= ts && ts - t < within {
+            if t > ts {
+                continue;
+            }
+            if ts - t < within {
                 if is(p) {
                     return Some(k);
                 }
-            } else if t <= ts && self.seen_unsorted == 0 {
+            } else if self.seen_unsorted == 0 {
                 // Every older one came earlier still.
                 return None;
             }
@@ -1792,7 +1795,7 @@ impl ResponsePsns {
     /// copy: retransmitted); one further below is taken for a second copy.
     fn see(&mut self, psn: u32) -> Class {
         let d = self.highest.map_or(1, |h| psn_diff(psn, h));
-        if d > 0 {
+        let class = if d > 0 {
             if d as u32 >= RESPONSE_PSNS {
                 self.seen = Default::default();
             } else {
@@ -1808,22 +1811,22 @@ impl ResponsePsns {
                 }
             }
             self.highest = Some(psn);
+            Class::New
         } else if d.unsigned_abs() >= RESPONSE_PSNS {
+            // Its bit is a PSN's within the window: left as it is.
             return Class::Retransmitted;
-        }
+        } else if self.came(psn) {
+            Class::Retransmitted
+        } else {
+            Class::GapFilled
+        };
         let i = psn % RESPONSE_PSNS;
-        let (w, b) = (&mut self.seen[i as usize / 64], 1u64 << (i % 64));
-        let came = *w & b != 0;
-        *w |= b;
-        match d {
-            1.. => Class::New,
-            _ if came => Class::Retransmitted,
-            _ => Class::GapFilled,
-        }
+        self.seen[i as usize / 64] |= 1 << (i % 64);
+        class
     }
 
-    /// Whether READ response PSN `psn` came (whether [`ResponsePsns::see`] would say
-    /// retransmitted, without recording it).
+    /// Whether READ response PSN `psn` came: one of the [`RESPONSE_PSNS`] up to the highest,
+    /// recorded (what [`ResponsePsns::see`] reads, without recording it).
     fn came(&self, psn: u32) -> bool {
         let d = self.highest.map_or(1, |h| psn_diff(psn, h));
         let i = psn % RESPONSE_PSNS;

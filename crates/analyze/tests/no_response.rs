@@ -142,14 +142,7 @@ fn answers_cut_before_their_aeth_are_still_answers() {
     // The gap fill's flow (READ responses lost before the capture point and sent again are
     // gap fills of their own flow).
     let (b, (src, dst)) = (evs[fill].bth.unwrap(), evs[fill].nodes.unwrap());
-    let flow = r["flows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| {
-            f["src"] == src.to_string() && f["dst"] == dst.to_string() && f["dest_qp"] == b.destqp
-        })
-        .expect("the gap fill's flow");
+    let flow = common::flow(&r, &src.to_string(), &dst.to_string(), b.destqp);
     assert_eq!(flow["gap_filled_packets"], 1);
     assert_eq!(r["totals"]["reordered_packets"], 0);
     // The whole capture reads its NAKs and its timeout.

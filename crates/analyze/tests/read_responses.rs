@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::flow;
 use rdmascope_analyze::Event;
 use rdmascope_wire::opcode::{OpInfo, Operation};
 use serde_json::Value;
@@ -13,17 +14,6 @@ use serde_json::Value;
 fn is_read_response(e: &Event) -> bool {
     e.bth
         .is_some_and(|b| OpInfo::of(b.opcode).op.is_response() && e.payload_len > 0)
-}
-
-/// The flow `(src, dst, dest_qp)` of report `r`.
-fn flow(r: &Value, src: &str, dst: &str, qp: u32) -> Value {
-    r["flows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["src"] == src && f["dst"] == dst && f["dest_qp"] == qp)
-        .cloned()
-        .unwrap_or_else(|| panic!("no flow {src} > {dst} qp {qp}"))
 }
 
 /// The finding `code` of report `r`.
@@ -165,10 +155,10 @@ fn read_responses_sent_again_add_no_goodput() {
         .iter()
         .find(|e| is_read_response(e))
         .expect("a READ response");
-    let flow = (first.nodes, first.bth.map(|b| b.destqp));
+    let key = (first.nodes, first.bth.map(|b| b.destqp));
     let again: Vec<_> = evs
         .iter()
-        .filter(|e| is_read_response(e) && (e.nodes, e.bth.map(|b| b.destqp)) == flow)
+        .filter(|e| is_read_response(e) && (e.nodes, e.bth.map(|b| b.destqp)) == key)
         .take(6)
         .cloned()
         .collect();
@@ -181,19 +171,9 @@ fn read_responses_sent_again_add_no_goodput() {
         e.meta.number = last.number + 1 + i as u64;
         more.push(e);
     }
-    let find = |r: &serde_json::Value| {
-        let (src, dst) = flow.0.unwrap();
-        r["flows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| {
-                f["src"] == src.to_string()
-                    && f["dst"] == dst.to_string()
-                    && f["dest_qp"] == flow.1.unwrap()
-            })
-            .cloned()
-            .unwrap()
+    let find = |r: &Value| {
+        let (src, dst) = key.0.unwrap();
+        flow(r, &src.to_string(), &dst.to_string(), key.1.unwrap())
     };
     let (before, after) = (find(&common::report(&evs)), find(&common::report(&more)));
     let n = |f: &serde_json::Value, k: &str| f[k].as_u64().unwrap();

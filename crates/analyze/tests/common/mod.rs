@@ -106,6 +106,17 @@ pub fn report(evs: &[Event]) -> Value {
     serde_json::to_value(a.finish()).expect("report serialises")
 }
 
+/// The flow `(src, dst, dest_qp)` of report `r`.
+pub fn flow(r: &Value, src: &str, dst: &str, qp: u32) -> Value {
+    r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["src"] == src && f["dst"] == dst && f["dest_qp"] == qp)
+        .cloned()
+        .unwrap_or_else(|| panic!("no flow {src} > {dst} qp {qp}"))
+}
+
 /// The codes of report `r`'s findings but `skip`, sorted.
 pub fn codes_but(r: &Value, skip: &str) -> Vec<String> {
     let mut v: Vec<String> = r["findings"]
