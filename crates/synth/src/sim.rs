@@ -1488,11 +1488,7 @@ impl<'s> Sim<'s> {
             self.conns[c].new_pkts += 1;
             if self.conns[c].new_pkts % drop_every == 0 {
                 self.conns[c].drops += 1;
-                drop = Some(if self.conns[c].drops % 2 == 1 {
-                    Where::BeforeCapture
-                } else {
-                    Where::AfterCapture
-                });
+                drop = Some(Where::of_nth(self.conns[c].drops));
             }
         }
         let (reorder_every, reorder_ns) = (
@@ -1976,11 +1972,7 @@ impl<'s> Sim<'s> {
                 conn.read_mid_last += 1;
                 if conn.read_mid_last % every == 0 {
                     conn.read_drops += 1;
-                    lost = Some(if conn.read_drops % 2 == 1 {
-                        Where::BeforeCapture
-                    } else {
-                        Where::AfterCapture
-                    });
+                    lost = Some(Where::of_nth(conn.read_drops));
                 }
             }
             let psn = (p.psn + i) & 0xff_ffff;

@@ -194,6 +194,18 @@ pub enum Where {
     AfterCapture,
 }
 
+impl Where {
+    /// Where the `n`-th loss of a kind (from 1) happens: odd ones before the capture point,
+    /// even ones after it, so both kinds of loss show in every scenario that loses packets.
+    pub fn of_nth(n: u64) -> Self {
+        if n % 2 == 1 {
+            Self::BeforeCapture
+        } else {
+            Self::AfterCapture
+        }
+    }
+}
+
 /// Why a packet was sent again.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
