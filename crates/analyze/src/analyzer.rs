@@ -3227,13 +3227,15 @@ impl Analyzer {
         let tracker = rq.s.psn.get_or_insert_with(Tracker::default);
         let before = tracker.highest();
         let class = tracker.see(bth.psn, is_read);
-        // A READ request inside an earlier READ's PSNs (no request had it): a re-read.
+        // A READ request inside an earlier READ's PSNs (no request had it): a re-read. So is one
+        // beyond every request seen when no request came since that READ (its PSNs are not the
+        // tracker's): responses to it came already.
         let reread = match class {
-            Class::Retransmitted | Class::GapFilled if is_read => rq.reread(bth.psn),
+            Class::Retransmitted | Class::GapFilled | Class::New if is_read => rq.reread(bth.psn),
             _ => None,
         };
         let class = match class {
-            Class::GapFilled if reread.is_some() => Class::Retransmitted,
+            Class::GapFilled | Class::New if reread.is_some() => Class::Retransmitted,
             c => c,
         };
         if class == Class::Retransmitted && rq.duplicate(bth.psn, ts, before, answers, *known) {
@@ -3312,7 +3314,8 @@ impl Analyzer {
                         let next = next.unwrap_or(rq.retx_psn.wrapping_add(1) & 0xff_ffff);
                         psn_diff(bth.psn, next) > 0
                     };
-                    if !rq.in_retx || named || psn_diff(bth.psn, rq.retx_psn) <= 0 {
+                    let pass = !rq.in_retx || named || psn_diff(bth.psn, rq.retx_psn) <= 0;
+                    if pass {
                         if named {
                             rq.nak_psn_since = None;
                         }
@@ -3333,8 +3336,11 @@ impl Analyzer {
                     }
                     rq.retx_psn = bth.psn;
                     // A burst under way resends the PSN a NAK still pending asked for: that
-                    // NAK is served, and starts no burst of its own.
+                    // NAK is served, and starts no burst or pass of its own (nor do those
+                    // queued behind it).
                     if rq.in_retx && rq.pending == Some(Trigger::Nak) && bth.psn == rq.nak_psn {
+                        let served = rq.naks_queued + u8::from(!pass);
+                        rq.naks_since_pass = rq.naks_since_pass.saturating_sub(served);
                         rq.pending = None;
                         rq.naks_queued = 0;
                     }
@@ -3364,7 +3370,16 @@ impl Analyzer {
                     rq.gap_open = None;
                 } else if !rq.in_retx {
                     rq.in_retx = true;
-                    match rq.pending.take() {
+                    let trigger = rq.pending.take();
+                    // A pass that begins with a gap fill (the passes above begin with a resend):
+                    // the NAK's or RNR NAK's as well, and the resends after it go on with it.
+                    if class == Class::GapFilled {
+                        rq.retx_psn = bth.psn;
+                        if trigger.is_some() {
+                            rq.naks_since_pass = rq.naks_since_pass.saturating_sub(1);
+                        }
+                    }
+                    match trigger {
                         Some(Trigger::Nak) => {
                             rq.s.triggers.nak += 1;
                             if rq.naks_queued > 0 {

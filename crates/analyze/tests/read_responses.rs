@@ -287,6 +287,77 @@ fn a_read_requested_again_for_a_missing_response_is_a_re_read() {
     );
 }
 
+/// A READ with no request of its flow after it: a response in its middle damaged (dropped by
+/// the requester's HCA on its bad ICRC), the READ asked again from it 2 µs after the last
+/// response, and the rest sent again. The re-read's PSN is beyond every request PSN seen (the
+/// READ's own is the highest), yet it is the READ's: a retransmission, not a new READ (before,
+/// it was new and a READ message of its own).
+#[test]
+fn a_re_read_with_no_request_since_its_read_is_a_retransmission() {
+    let evs = common::clean_events();
+    let is_read = |e: &Event| {
+        e.bth
+            .is_some_and(|b| OpInfo::of(b.opcode).op == Operation::ReadRequest)
+    };
+    for rq in evs.iter().filter(|e| is_read(e)) {
+        let (a, b) = rq.nodes.unwrap();
+        let (psn, qp) = (rq.bth.unwrap().psn, rq.bth.unwrap().destqp);
+        let answers = |e: &&Event| {
+            e.nodes == Some((b, a))
+                && is_read_response(e)
+                && (0..16).contains(&(e.bth.unwrap().psn.wrapping_sub(psn) & 0xff_ffff))
+        };
+        let resp: Vec<Event> = evs.iter().filter(answers).cloned().collect();
+        let last = resp.last().map_or(0, |e| e.meta.number);
+        let request_since = evs.iter().any(|e| {
+            e.nodes == Some((a, b))
+                && e.bth.is_some_and(|x| x.destqp == qp)
+                && e.meta.number > rq.meta.number
+                && e.meta.number <= last
+        });
+        if resp.len() < 4 || request_since {
+            continue;
+        }
+        let mut out: Vec<Event> = evs
+            .iter()
+            .filter(|e| e.meta.number <= last)
+            .cloned()
+            .collect();
+        let before = common::report(&out);
+        let bad = resp[2].meta.number as usize - 1;
+        out[bad].icrc = Some(rdmascope_wire::IcrcStatus::Bad);
+        let end = resp.last().unwrap().meta.ts_ns;
+        let mut retry = rq.clone();
+        retry.meta.ts_ns = end + 2_000;
+        let mut bth = retry.bth.unwrap();
+        bth.psn = resp[2].bth.unwrap().psn;
+        retry.bth = Some(bth);
+        out.push(retry);
+        for (k, e) in resp[2..].iter().enumerate() {
+            let mut e = e.clone();
+            e.meta.ts_ns = end + 3_000 + 100 * k as u64;
+            out.push(e);
+        }
+        for (i, e) in out.iter_mut().enumerate() {
+            e.meta.number = i as u64 + 1;
+        }
+        let r = common::report(&out);
+        let (f, was) = (
+            flow(&r, &a.to_string(), &b.to_string(), qp),
+            flow(&before, &a.to_string(), &b.to_string(), qp),
+        );
+        assert_eq!(f["retransmitted_packets"], 1, "{f}");
+        assert_eq!(f["retransmission_triggers"]["read_response_gap"], 1);
+        assert_eq!(f["timeouts"], 0);
+        // The same READs, asking for the same bytes, as before it was read again.
+        for k in ["read", "read_bytes_requested"] {
+            assert_eq!(f["messages"][k], was["messages"][k], "{k}");
+        }
+        return;
+    }
+    panic!("no READ with 4 responses or more and no request after it");
+}
+
 /// The READ's last response lost: nothing after it tells the requester, which waits out its
 /// ACK timeout (here 20 µs) and reads it again: a retransmission after a timeout (its PSN, inside
 /// the READ's, was no request's before: not a packet lost before the capture point).

@@ -305,11 +305,15 @@ fn corrupt_rate_gives_bad_icrcs_the_truth_counts() {
     let (_, names, icrc) = ours(&p);
     assert!(icrc[1] > 50, "bad ICRCs: {icrc:?}");
     check_truth_against_frames("corrupt", &t, &names, icrc);
-    assert!(t["expected_findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|f| f == "icrc.bad"));
+    let codes = t["expected_findings"].as_array().unwrap();
+    assert!(codes.iter().any(|f| f == "icrc.bad"));
+    // Each damaged packet is dropped by its receiver, after the capture point, and recovered:
+    // the `clean` scenario loses nothing else, yet it resends.
+    let drops = t["events"]["drops"].as_array().unwrap();
+    assert_eq!(drops.len() as u64, icrc[1], "one drop per bad ICRC");
+    assert!(drops.iter().all(|d| d["at"] == "after_capture"));
+    assert!(t["totals"]["retransmitted_packets"].as_u64().unwrap() > 0);
+    assert!(codes.iter().any(|f| f == "transport.loss"), "{codes:?}");
 }
 
 #[test]

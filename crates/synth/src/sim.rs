@@ -745,15 +745,26 @@ impl<'s> Sim<'s> {
         }
         let truncated = (o.data.len() as u32) < o.orig_len;
         let mut corrupted = false;
+        // CM MADs (QP 1) are left whole: a lost one would stall its exchange until the CM's
+        // response timeout (4.3 s as `gen` sets it), longer than any capture it makes.
         if let Some(t) = &o.tally {
             if !truncated
                 && self.opts.corrupt_rate > 0.0
                 && t.payload >= 8
+                && t.flow.3 > 1
                 && self.rng.chance(self.opts.corrupt_rate)
             {
                 if let Some(b) = o.data.get_mut(t.payload_at) {
                     *b ^= 0x10;
                     corrupted = true;
+                    let drop = truth::DropEv {
+                        flow: self.flow_name(t.flow),
+                        psn: t.psn,
+                        opcode: OpInfo::of(t.opcode).name.to_string(),
+                        at: Where::AfterCapture,
+                        ts_ns: ts,
+                    };
+                    self.truth.events.drops.push(drop);
                 }
             }
         }
@@ -808,7 +819,9 @@ impl<'s> Sim<'s> {
             self.captured_rej(c, reason);
         }
         if let Some(d) = o.then.take() {
-            if !o.drop_after {
+            // A frame damaged before the capture point is damaged at its receiver too, whose
+            // HCA drops it on the bad ICRC (VCRC on IB): lost after the capture point.
+            if !o.drop_after && !corrupted {
                 self.push(ts + self.wire_ns(o.orig_len) + HOP_NS, Ev::Arrive(d));
             }
         }
@@ -910,7 +923,7 @@ impl<'s> Sim<'s> {
             // comes below the highest (lost before the capture point) gap-filled.
             None if bad_response && f.counters.icrc.ok > 0 => true,
             None if info.op.is_response() && info.op != Operation::Acknowledge => {
-                match f.response_psns.see(t.psn, 1) {
+                match f.response_psns.see_response(t.psn) {
                     PsnClass::New => false,
                     PsnClass::GapFilled => {
                         f.counters.gap_filled_packets += 1;

@@ -354,6 +354,20 @@ impl PsnSeen {
         }
         class
     }
+    /// Records READ response PSN `psn` as [`PsnSeen::see`] does, but one less than 1,024
+    /// before the first seen is a first copy too, gap-filled (as `analyze` reads the
+    /// responses: the flow's first response lost and sent again), not one taken as seen.
+    pub fn see_response(&mut self, psn: u32) -> PsnClass {
+        let below = self.first.map_or(0, |f| psn_diff(f, psn));
+        if (1..1024).contains(&below) {
+            let old = std::mem::take(&mut self.bits);
+            self.first = Some(psn);
+            for i in (0..old.len() * 64).filter(|i| old[i / 64] >> (i % 64) & 1 == 1) {
+                self.set(i + below as usize);
+            }
+        }
+        self.see(psn, 1)
+    }
     /// Whether `psn` was seen (a PSN before the first counts as seen, as in [`PsnSeen::see`]).
     pub fn seen(&self, psn: u32) -> bool {
         self.first.is_some() && self.idx(psn).is_none_or(|i| self.get(i))
@@ -382,5 +396,19 @@ mod tests {
         assert_eq!(s.see(3, 1), PsnClass::Retransmitted);
         assert_eq!(s.see(4, 1), PsnClass::New);
         assert_eq!(s.missing(), 0);
+    }
+
+    #[test]
+    fn a_response_below_the_first_is_a_first_copy() {
+        let mut s = PsnSeen::default();
+        assert_eq!(s.see_response(1), PsnClass::New); // 0xffffff and 0 lost
+        assert_eq!(s.see_response(2), PsnClass::New);
+        assert_eq!(s.see_response(0xff_ffff), PsnClass::GapFilled);
+        assert_eq!(s.see_response(0), PsnClass::GapFilled);
+        assert_eq!(s.see_response(1), PsnClass::Retransmitted);
+        assert_eq!(s.see_response(0xff_ffff), PsnClass::Retransmitted);
+        assert_eq!(s.see_response(3), PsnClass::New);
+        // Further below than a responder resends: taken as seen.
+        assert_eq!(s.see_response(0xff_fb00), PsnClass::Retransmitted);
     }
 }
