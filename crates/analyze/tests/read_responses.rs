@@ -197,17 +197,13 @@ fn read_responses_sent_again_add_no_goodput() {
     );
 }
 
-/// The `clean` scenario's events with one READ's responses from its `lost`-th on lost (`tail`:
-/// that one only, else it alone is lost and the rest come) before the capture point, the READ
-/// requested again from there `wait` ns after its last response captured, and its responses
-/// from there sent again: the report, and the number of responses sent again that had come.
-fn read_again(lost: usize, tail: bool, wait: u64) -> (Value, u64) {
-    let evs = common::clean_events();
-    let is_read = |e: &Event| {
+/// Each READ request of `evs`, with the READ responses that answer it (its PSN and the 15 after).
+fn reads_and_responses(evs: &[Event]) -> impl Iterator<Item = (&Event, Vec<Event>)> {
+    let is_read = |e: &&Event| {
         e.bth
             .is_some_and(|b| OpInfo::of(b.opcode).op == Operation::ReadRequest)
     };
-    for rq in evs.iter().filter(|e| is_read(e)) {
+    evs.iter().filter(is_read).map(|rq| {
         let (a, b) = rq.nodes.unwrap();
         let psn = rq.bth.unwrap().psn;
         let answers = |e: &&Event| {
@@ -215,7 +211,17 @@ fn read_again(lost: usize, tail: bool, wait: u64) -> (Value, u64) {
                 && is_read_response(e)
                 && (0..16).contains(&(e.bth.unwrap().psn.wrapping_sub(psn) & 0xff_ffff))
         };
-        let resp: Vec<Event> = evs.iter().filter(answers).cloned().collect();
+        (rq, evs.iter().filter(answers).cloned().collect())
+    })
+}
+
+/// The `clean` scenario's events with one READ's responses from its `lost`-th on lost (`tail`:
+/// that one only, else it alone is lost and the rest come) before the capture point, the READ
+/// requested again from there `wait` ns after its last response captured, and its responses
+/// from there sent again: the report, and the number of responses sent again that had come.
+fn read_again(lost: usize, tail: bool, wait: u64) -> (Value, u64) {
+    let evs = common::clean_events();
+    for (rq, resp) in reads_and_responses(&evs) {
         if resp.len() < 4 {
             continue;
         }
@@ -295,19 +301,9 @@ fn a_read_requested_again_for_a_missing_response_is_a_re_read() {
 #[test]
 fn a_re_read_with_no_request_since_its_read_is_a_retransmission() {
     let evs = common::clean_events();
-    let is_read = |e: &Event| {
-        e.bth
-            .is_some_and(|b| OpInfo::of(b.opcode).op == Operation::ReadRequest)
-    };
-    for rq in evs.iter().filter(|e| is_read(e)) {
+    for (rq, resp) in reads_and_responses(&evs) {
         let (a, b) = rq.nodes.unwrap();
-        let (psn, qp) = (rq.bth.unwrap().psn, rq.bth.unwrap().destqp);
-        let answers = |e: &&Event| {
-            e.nodes == Some((b, a))
-                && is_read_response(e)
-                && (0..16).contains(&(e.bth.unwrap().psn.wrapping_sub(psn) & 0xff_ffff))
-        };
-        let resp: Vec<Event> = evs.iter().filter(answers).cloned().collect();
+        let qp = rq.bth.unwrap().destqp;
         let last = resp.last().map_or(0, |e| e.meta.number);
         let request_since = evs.iter().any(|e| {
             e.nodes == Some((a, b))
