@@ -757,14 +757,7 @@ impl<'s> Sim<'s> {
                 if let Some(b) = o.data.get_mut(t.payload_at) {
                     *b ^= 0x10;
                     corrupted = true;
-                    let drop = truth::DropEv {
-                        flow: self.flow_name(t.flow),
-                        psn: t.psn,
-                        opcode: OpInfo::of(t.opcode).name.to_string(),
-                        at: Where::AfterCapture,
-                        ts_ns: ts,
-                    };
-                    self.truth.events.drops.push(drop);
+                    self.note_drop(t.flow, t.psn, t.opcode, Where::AfterCapture, ts);
                 }
             }
         }
@@ -1037,6 +1030,19 @@ impl<'s> Sim<'s> {
         }
     }
 
+    /// Lists packet `psn` (`opcode`) of flow `k`, lost at `ts` on the side `at` of the capture
+    /// point, among the truth's drops.
+    fn note_drop(&mut self, k: FlowKey, psn: u32, opcode: u8, at: Where, ts: u64) {
+        let drop = truth::DropEv {
+            flow: self.flow_name(k),
+            psn,
+            opcode: OpInfo::of(opcode).name.to_string(),
+            at,
+            ts_ns: ts,
+        };
+        self.truth.events.drops.push(drop);
+    }
+
     fn flow_name(&self, k: FlowKey) -> String {
         let f = fabric_of_tag(k.2);
         format!(
@@ -1277,16 +1283,6 @@ impl<'s> Sim<'s> {
                 sport = Some(cfg.sport_a);
             }
         }
-        if drop.is_some() {
-            let fl = self.flow_name(flow);
-            self.truth.events.drops.push(truth::DropEv {
-                flow: fl,
-                psn: t.bth.psn,
-                opcode: info.name.to_string(),
-                at: drop.unwrap_or(Where::BeforeCapture),
-                ts_ns: at,
-            });
-        }
         let tally = Tally {
             flow,
             opcode: t.bth.opcode,
@@ -1315,6 +1311,9 @@ impl<'s> Sim<'s> {
             )),
             pass_start: std::mem::take(&mut self.pass_start),
         };
+        if let Some(w) = drop {
+            self.note_drop(flow, t.bth.psn, t.bth.opcode, w, at);
+        }
         let iface = u32::from(matches!(fabric, Fabric::Ib { .. }));
         let q = Queued {
             to: dst,

@@ -297,6 +297,10 @@ pub struct Truth {
     pub events: Events,
 }
 
+/// READ response PSNs below the highest that `analyze` tells first copies from second ones
+/// by (its `RESPONSE_PSNS`): a responder sends no response again from further back.
+const RESPONSE_PSNS: i32 = 1024;
+
 /// PSNs seen on a flow, for the retransmitted / gap-filled / missing counts.
 #[derive(Debug, Clone, Default)]
 pub struct PsnSeen {
@@ -354,12 +358,13 @@ impl PsnSeen {
         }
         class
     }
-    /// Records READ response PSN `psn` as [`PsnSeen::see`] does, but one less than 1,024
-    /// before the first seen is a first copy too, gap-filled (as `analyze` reads the
-    /// responses: the flow's first response lost and sent again), not one taken as seen.
+    /// Records READ response PSN `psn` as [`PsnSeen::see`] does, but one less than
+    /// [`RESPONSE_PSNS`] before the first seen is a first copy too, gap-filled (as `analyze`
+    /// reads the responses: the flow's first response lost and sent again), not one taken as
+    /// seen.
     pub fn see_response(&mut self, psn: u32) -> PsnClass {
         let below = self.first.map_or(0, |f| psn_diff(f, psn));
-        if (1..1024).contains(&below) {
+        if (1..RESPONSE_PSNS).contains(&below) {
             let old = std::mem::take(&mut self.bits);
             self.first = Some(psn);
             for i in (0..old.len() * 64).filter(|i| old[i / 64] >> (i % 64) & 1 == 1) {
