@@ -3314,14 +3314,19 @@ impl Analyzer {
                         let next = next.unwrap_or(rq.retx_psn.wrapping_add(1) & 0xff_ffff);
                         psn_diff(bth.psn, next) > 0
                     };
-                    let pass = !rq.in_retx || named || psn_diff(bth.psn, rq.retx_psn) <= 0;
-                    if pass {
+                    if !rq.in_retx || named || psn_diff(bth.psn, rq.retx_psn) <= 0 {
                         if named {
                             rq.nak_psn_since = None;
                         }
                         if rq.naks_since_pass > 0 {
                             rq.naks_since_pass -= 1;
                             rq.timeouts_in_row = 0;
+                            // A pass that goes back within a burst, after the RNR NAK's timer
+                            // (not the capture's late copy of a packet), serves that RNR NAK as
+                            // the burst's next pass: none is left to be a later burst's trigger.
+                            if rq.in_retx && rq.pending == Some(Trigger::Rnr) && !soon {
+                                rq.pending = None;
+                            }
                         } else if shown && !reread {
                             // A retry after an ACK timeout; with nothing from the responder's
                             // node in the capture yet it may be the capture's copy that came
@@ -3336,11 +3341,8 @@ impl Analyzer {
                     }
                     rq.retx_psn = bth.psn;
                     // A burst under way resends the PSN a NAK still pending asked for: that
-                    // NAK is served, and starts no burst or pass of its own (nor do those
-                    // queued behind it).
+                    // NAK is served, and starts no burst of its own.
                     if rq.in_retx && rq.pending == Some(Trigger::Nak) && bth.psn == rq.nak_psn {
-                        let served = rq.naks_queued + u8::from(!pass);
-                        rq.naks_since_pass = rq.naks_since_pass.saturating_sub(served);
                         rq.pending = None;
                         rq.naks_queued = 0;
                     }

@@ -288,7 +288,8 @@ fn every_scenario_matches_its_ground_truth() {
 /// read wrongly: a READ request asked again from a damaged response with no request sent since
 /// the READ counted as a new READ (`mixed`); a go-back-N pass that began with a packet lost
 /// before the capture point left its NAK counted as still to come, so a later pass after an ACK
-/// timeout was not counted in `timeouts_in_a_row` (`lossy`).
+/// timeout was not counted in `timeouts_in_a_row` (`lossy`); an RNR NAK that came during a
+/// burst stayed pending and made the next pass after an ACK timeout an RNR retry (`errors`).
 #[test]
 fn damaged_packets_and_their_recovery_match_the_truth() {
     let cases: &[(&str, &str, u32, &[&str])] = &[
@@ -312,6 +313,12 @@ fn damaged_packets_and_their_recovery_match_the_truth() {
             "lossy",
             30000,
             &["--seed", "533223", "--ipv6", "--corrupt-rate", "0.01"],
+        ),
+        (
+            "dmg-errors",
+            "errors",
+            30000,
+            &["--seed", "5", "--corrupt-rate", "0.02"],
         ),
     ];
     for &(name, scenario, n, extra) in cases {
