@@ -995,6 +995,13 @@ pub(crate) struct ReqSum {
 }
 
 impl ReqSum {
+    /// Counts packet `frame`, `depth` PSNs behind the highest, as reordered (late, not lost).
+    fn late(&mut self, depth: u32, frame: u64, (cited, full): (&mut Cited, &mut u16)) {
+        self.reordered += 1;
+        self.reorder_depth = self.reorder_depth.max(u64::from(depth));
+        cited.add(full, Cite::Reorder, frame);
+    }
+
     /// Packs a sealed summary (its PSN tracker first, for [`ReqState::highest`]).
     fn pack(&self) -> Box<[u8]> {
         let mut w = Writer::default();
@@ -3253,13 +3260,13 @@ impl Analyzer {
         rq.remember(bth.psn, ts);
         // What this packet tells of the last gap fill (see `Fill`).
         if let Some((p, fill, frame, depth)) = rq.fill {
-            if class == Class::Retransmitted {
+            // A go-back-N pass from a lower PSN resends a packet known late when it gets there.
+            let on_its_way = fill == Fill::Reordered && psn_diff(bth.psn, p) < 0;
+            if class == Class::Retransmitted && !on_its_way {
                 rq.fill = None;
                 if bth.psn == p {
                     if fill != Fill::Reordered {
-                        rq.s.reordered += 1;
-                        rq.s.reorder_depth = rq.s.reorder_depth.max(u64::from(depth));
-                        fl.cited.add(&mut fl.cited_full, Cite::Reorder, frame);
+                        rq.s.late(depth, frame, (&mut fl.cited, &mut fl.cited_full));
                     }
                     rq.s.reordered_resent += 1;
                     // The late packet took the NAK that resends it, counted as this burst's
@@ -3269,9 +3276,7 @@ impl Analyzer {
                     }
                 }
             } else if fill == Fill::Deferred {
-                rq.s.reordered += 1;
-                rq.s.reorder_depth = rq.s.reorder_depth.max(u64::from(depth));
-                fl.cited.add(&mut fl.cited_full, Cite::Reorder, frame);
+                rq.s.late(depth, frame, (&mut fl.cited, &mut fl.cited_full));
                 rq.fill = Some((p, Fill::Reordered, frame, depth));
             }
         }
@@ -3314,7 +3319,8 @@ impl Analyzer {
                         let next = next.unwrap_or(rq.retx_psn.wrapping_add(1) & 0xff_ffff);
                         psn_diff(bth.psn, next) > 0
                     };
-                    if !rq.in_retx || named || psn_diff(bth.psn, rq.retx_psn) <= 0 {
+                    let pass = !rq.in_retx || named || psn_diff(bth.psn, rq.retx_psn) <= 0;
+                    if pass {
                         if named {
                             rq.nak_psn_since = None;
                         }
@@ -3341,8 +3347,12 @@ impl Analyzer {
                     }
                     rq.retx_psn = bth.psn;
                     // A burst under way resends the PSN a NAK still pending asked for: that
-                    // NAK is served, and starts no burst of its own.
+                    // NAK is served, and starts no burst or pass of its own (nor do those queued
+                    // behind it): a strict receiver that took a late packet NAKs the next PSN
+                    // too, which the pass resending the late one goes on to.
                     if rq.in_retx && rq.pending == Some(Trigger::Nak) && bth.psn == rq.nak_psn {
+                        let served = rq.naks_queued + u8::from(!pass);
+                        rq.naks_since_pass = rq.naks_since_pass.saturating_sub(served);
                         rq.pending = None;
                         rq.naks_queued = 0;
                     }
@@ -3355,18 +3365,37 @@ impl Analyzer {
                 // A gap fill with nothing pending waits for what follows it (`Req::fill`),
                 // once the responder is seen: with its answers cut before their AETH too, as
                 // what follows tells a loss (a resend of another PSN) without the NAK.
+                // So does one beyond the PSN a pending NAK named: go-back-N resends from that
+                // PSN first, so it is no resend but a late packet, and the NAK is still to be
+                // served (a packet lost and another late at once).
+                let beyond_nak =
+                    rq.pending == Some(Trigger::Nak) && psn_diff(bth.psn, rq.nak_psn) > 0;
                 let deferred = class == Class::GapFilled
-                    && rq.pending.is_none()
+                    && (rq.pending.is_none() || beyond_nak)
                     && !rq.in_retx
                     && fl.peer != 0;
                 if class == Class::GapFilled {
-                    let fill = if deferred {
+                    let depth = before.map_or(0, |h| psn_diff(h, bth.psn).max(0) as u32);
+                    // One beyond where a go-back-N pass under way has got to (not the PSN a NAK
+                    // named, which a pass may jump to) is late too: a pass skips nothing.
+                    let ahead_of_pass =
+                        rq.in_retx && psn_diff(bth.psn, rq.retx_psn) > 1 && bth.psn != rq.nak_psn;
+                    let fill = if deferred && beyond_nak || ahead_of_pass {
+                        // Late, not resent: what follows is the NAK's pass, no evidence.
+                        rq.s.late(depth, m.number, (&mut fl.cited, &mut fl.cited_full));
+                        Fill::Reordered
+                    } else if deferred {
                         Fill::Deferred
                     } else {
                         Fill::Waiting
                     };
-                    let depth = before.map_or(0, |h| psn_diff(h, bth.psn).max(0) as u32);
-                    rq.fill = Some((bth.psn, fill, m.number, depth));
+                    // A late packet the pass is on its way to resend is kept rather than the
+                    // pass's own gap fill (one the pass resends below it).
+                    let keep = fill != Fill::Reordered
+                        && matches!(rq.fill, Some((p, Fill::Reordered, ..)) if psn_diff(bth.psn, p) < 0);
+                    if !keep {
+                        rq.fill = Some((bth.psn, fill, m.number, depth));
+                    }
                 }
                 if deferred {
                     rq.gap_open = None;
@@ -4995,6 +5024,64 @@ mod tests {
         assert!(codes.contains(&"transport.reorder"), "{codes:?}");
         assert!(codes.contains(&"transport.loss"), "{codes:?}");
         assert!(!codes.contains(&"transport.timeout"), "{codes:?}");
+    }
+
+    /// A packet lost (501, damaged or dropped before the capture point) while another is late
+    /// (504, delayed behind 505): the strict receiver NAKs 501, the late packet comes after that
+    /// NAK, and go-back-N resends from 501 on, 504 among them. 504 is reordered (and resent),
+    /// not the NAK's resend: the NAK is the trigger of the pass that starts at 501, and a late
+    /// packet that comes while that pass is under way, beyond where it has got, is late too.
+    #[test]
+    fn a_late_packet_behind_a_lost_one_s_nak_is_reordered() {
+        let nak = |psn| Event {
+            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
+            ..rc(2, 1, 0x51, 0x11, psn, 0)
+        };
+        let req = |psn| rc(1, 2, 0x50, 0x0a, psn, 0);
+        let events = [
+            req(500),
+            rc(2, 1, 0x51, 0x11, 500, 0),
+            req(502),
+            req(503),
+            req(505),
+            nak(501),
+            req(504),
+            req(501),
+            req(502),
+            req(503),
+            req(504),
+            req(505),
+            req(506),
+            // The same, with the late packet (604) coming once the pass is under way.
+            req(600),
+            rc(2, 1, 0x51, 0x11, 600, 0),
+            req(602),
+            req(603),
+            req(605),
+            nak(601),
+            req(601),
+            req(604),
+            req(602),
+            req(603),
+            req(604),
+            req(605),
+            req(606),
+        ];
+        let r = run_numbered(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        let (c, t) = (&f.counters, &f.retransmission_triggers);
+        // Gap fills 501, 504, 601 and 604; 504 and 604 late, and resent.
+        assert_eq!(
+            (
+                c.gap_filled_packets,
+                c.reordered_packets,
+                f.reordered_resent
+            ),
+            (4, 2, 2)
+        );
+        assert_eq!(c.retransmitted_packets, 2 * 4);
+        assert_eq!((t.nak, t.timeout, t.unknown), (2, 0, 0));
+        assert_eq!(c.timeouts, 0);
     }
 
     /// A NAK that may not be retried ends the connection: it is cited under its own code, the
