@@ -149,6 +149,16 @@ pub(crate) const DUP_NS: u64 = 8_192;
 /// packet before it (PSN - 1) came twice too (see [`Req::duplicate`]).
 const ADP_NS: u64 = 4_096;
 
+/// The longest a requester takes to send what it sends at once, behind the few packets it has
+/// queued (a 4 KiB packet takes 33 µs at 1 Gb/s): the next packet of a go-back-N pass, a READ
+/// asked again for a response found missing. Its ACK timer is set far longer in practice
+/// (rdma-core and perftest default to 4.096 µs × 2^14, 67 ms; NCCL to 2^18 or more).
+const ACT_NS: u64 = 65_536;
+
+/// Late new packets a go-back-N pass may have between two of its resends (see
+/// [`Analyzer::request`]).
+const STRAGGLERS: u8 = 2;
+
 /// How long after a NAK a request's second copy may be the resend it asked for,
 /// though the capture shows the NAK before the first copy: the NAK's round trip from the
 /// capture point to the requester and back, far below this in a data centre.
@@ -1105,6 +1115,12 @@ pub(crate) struct Req {
     // first), then the rest (`repr(C)` keeps this order).
     in_retx: bool,
     prev_read: bool,
+    /// New requests since the last resend or gap fill, resends and gap fills since the last
+    /// new request, and how many came in a row before the new requests since (`pass_at`:
+    /// when the last came).
+    news_since_retx: u8,
+    retx_run: u8,
+    retx_run_before: u8,
     /// The responder's ACKs and NAKs come cut before the end of their AETH (the snaplen):
     /// whether each acknowledged or refused is unknown, so no pass is taken for an ACK
     /// timeout's and no NAK is expected to be seen.
@@ -1156,6 +1172,7 @@ pub(crate) struct Req {
     reads: VecDeque<(u32, u64)>,
     gap_open: Option<u64>,
     nak_ts: Option<u64>,
+    pass_at: u64,
     ce_pending: Option<u64>,
     /// The highest PSN of the READ responses answering this flow: a READ request resent below
     /// it re-reads responses the requester found missing.
@@ -1467,6 +1484,19 @@ impl Req {
     /// Remembers request `psn` at `ts` in `seen` (it is no copy); one whose copy never came
     /// leaving it ends a run of pairs.
     #[inline]
+    /// When the last request remembered in `seen` came (0 before any), and how long after the
+    /// one before it (`u64::MAX` without one).
+    fn last_seen(&self) -> (u64, u64) {
+        let at = |k: u32| self.seen[self.seen_n.wrapping_sub(k) as usize % SEEN].1;
+        let last = at(1);
+        let pace = if self.seen_n >= 2 {
+            last.saturating_sub(at(2))
+        } else {
+            u64::MAX
+        };
+        (last, pace)
+    }
+
     fn remember(&mut self, psn: u32, ts: u64) {
         let before = self.seen[self.seen_n.wrapping_sub(1) as usize % SEEN].1;
         self.seen_unsorted = if ts < before && self.seen_n > 0 {
@@ -1777,6 +1807,8 @@ pub(crate) struct Resp {
     /// and the opcode, AETH and PSN in one word; and how many were written.
     answers: [(u64, u64); ANSWERS],
     answers_n: u32,
+    /// When the last run of READ responses among the answers began and ended.
+    read_run: (u64, u64),
     /// The READ responses' PSNs, payload and DCQCN figures, once one came.
     read_sender: Option<Box<ReadSender>>,
     more: Option<Box<RespMore>>,
@@ -3257,12 +3289,28 @@ impl Analyzer {
                 .sent_back(ts, within, |p| p & !COPIED == bth.psn)
                 .is_some()
                 || rq.sent_since(bth.psn, ts, within));
+        // The time since the flow's last request, and between it and the one before.
+        let (last_at, pace) = rq.last_seen();
+        let quiet = ts.saturating_sub(last_at);
         rq.remember(bth.psn, ts);
         // What this packet tells of the last gap fill (see `Fill`).
         if let Some((p, fill, frame, depth)) = rq.fill {
             // A go-back-N pass from a lower PSN resends a packet known late when it gets there.
             let on_its_way = fill == Fill::Reordered && psn_diff(bth.psn, p) < 0;
-            if class == Class::Retransmitted && !on_its_way {
+            if class == Class::Retransmitted
+                && !on_its_way
+                && fill == Fill::Deferred
+                && bth.psn != p
+                && (quiet >= ACT_NS
+                    || rq.pending == Some(Trigger::Nak) && psn_diff(p, rq.nak_psn) > 0)
+            {
+                // A resend after the flow went quiet behind the gap fill (the requester's ACK
+                // timer ran out), or for a NAK of a PSN below it that came since: a pass of its
+                // own, as one that the gap fill began would have gone on at once. The gap fill
+                // was late, and this pass resends it on its way.
+                rq.s.late(depth, frame, (&mut fl.cited, &mut fl.cited_full));
+                rq.fill = Some((p, Fill::Reordered, frame, depth));
+            } else if class == Class::Retransmitted && !on_its_way {
                 rq.fill = None;
                 if bth.psn == p {
                     if fill != Fill::Reordered {
@@ -3289,20 +3337,62 @@ impl Analyzer {
                     }
                 }
                 rq.in_retx = false;
+                if rq.news_since_retx == 0 {
+                    rq.retx_run_before = rq.retx_run;
+                }
+                rq.news_since_retx = rq.news_since_retx.saturating_add(1);
+                rq.retx_run = 0;
                 rq.prev_read = is_read;
                 rq.s.unique_payload += u64::from(e.payload_len);
                 fl.new_other_mac = fl.new_other_mac.saturating_add(u32::from(other_mac));
             }
             Class::Retransmitted | Class::GapFilled => {
+                // A burst later than any NAK's round trip after the last NAK: the requester
+                // did not act on those NAKs (it resends after its ACK timer), so none of them
+                // starts it.
+                if !rq.in_retx
+                    && rq.pending == Some(Trigger::Nak)
+                    && rq
+                        .last_nak_at
+                        .is_some_and(|n| ts.saturating_sub(n) > NAK_QUIET_NS)
+                {
+                    rq.pending = None;
+                    rq.naks_queued = 0;
+                    rq.naks_since_pass = 0;
+                    rq.nak_psn_since = None;
+                    rq.nak_ts = None;
+                }
+                // A late new packet (reordered behind the ones a go-back-N pass resends) that
+                // came while the pass was under way did not end it: the pass goes on with a
+                // resend of the PSN after the last it sent, within `ADP_NS` of it. (A first
+                // copy there is one more late packet.)
+                if class == Class::Retransmitted
+                    && !rq.in_retx
+                    && rq.news_since_retx <= STRAGGLERS
+                    && rq.retx_run_before >= 2
+                    && rq.pending.is_none()
+                    && bth.psn == rq.retx_psn.wrapping_add(1) & 0xff_ffff
+                    && ts.saturating_sub(rq.pass_at) < ADP_NS
+                {
+                    rq.in_retx = true;
+                }
+                rq.news_since_retx = 0;
+                rq.retx_run = rq.retx_run.saturating_add(1);
+                rq.pass_at = ts;
                 // Whether a NAK that started this would be in the capture: the answers are,
                 // or the connection has none yet while the responder's node is heard (and it
                 // is no resend sooner than any ACK timeout).
                 let shown = !soon && (answers || (fl.peer == 0 && !rq.blind && heard()));
-                // Responses came beyond it, the last less than `DUP_NS` before: the requester
+                // Responses came beyond it, the last less than `DUP_NS` before, or the requester
+                // sends at a slower pace (a rate limit, a slow link) and this comes at that pace
+                // after its previous request, which came after the responses: the requester
                 // reads again with no ACK timeout (one that waited longer resends after its
                 // timer ran out, the READ partly answered).
-                let reread =
-                    reread == Some(true) && ts.saturating_sub(rq.read_response_at) < DUP_NS;
+                let reread = reread == Some(true)
+                    && (ts.saturating_sub(rq.read_response_at) < DUP_NS
+                        || pace <= ACT_NS
+                            && quiet <= pace + pace / 4
+                            && last_at + pace >= rq.read_response_at);
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     rq.resends.get_or_insert_with(Box::default).push(ts);
@@ -3662,7 +3752,13 @@ impl Analyzer {
             self.duplicate(fi, e.meta.number);
             return true;
         }
+        let kinds = &self.kinds;
         let rs = self.flows[fi].resp();
+        if kinds[usize::from(bth.opcode)] == Kind::ReadResponse {
+            let prev = rs.answers[rs.answers_n.wrapping_sub(1) as usize % ANSWERS].1;
+            let run = rs.answers_n > 0 && kinds[(prev >> 56) as usize] == Kind::ReadResponse;
+            rs.read_run = (if run { rs.read_run.0 } else { ts }, ts);
+        }
         rs.answers[rs.answers_n as usize % ANSWERS] = (ts, key);
         rs.answers_n = rs.answers_n.wrapping_add(1);
         false
@@ -3725,7 +3821,19 @@ impl Analyzer {
         let Some(r) = rq.resends.as_deref() else {
             return true;
         };
-        r.since(t) == 0 && (rq.pairs >= PAIRED || r.since(t.saturating_sub(DUP_NS)) <= alike)
+        // Answers to requests resent come behind the READ responses the responder was sending
+        // (in order, IBTA §9.7.5): the window grows by the run of them that ended just before.
+        let (start, end) = self.flows[fi]
+            .resp
+            .as_deref()
+            .map_or((0, 0), |r| r.read_run);
+        let behind = if end <= t && t - end < DUP_NS {
+            (end - start).min(DUP_NS)
+        } else {
+            0
+        };
+        r.since(t) == 0
+            && (rq.pairs >= PAIRED || r.since(t.saturating_sub(DUP_NS + behind)) <= alike)
     }
 
     /// An ACK, NAK or RNR NAK the snaplen cut before the end of its AETH: counted for
@@ -5030,7 +5138,8 @@ mod tests {
     /// (504, delayed behind 505): the strict receiver NAKs 501, the late packet comes after that
     /// NAK, and go-back-N resends from 501 on, 504 among them. 504 is reordered (and resent),
     /// not the NAK's resend: the NAK is the trigger of the pass that starts at 501, and a late
-    /// packet that comes while that pass is under way, beyond where it has got, is late too.
+    /// packet that comes while that pass is under way, beyond where it has got, or before the
+    /// NAK, is late too.
     #[test]
     fn a_late_packet_behind_a_lost_one_s_nak_is_reordered() {
         let nak = |psn| Event {
@@ -5066,22 +5175,240 @@ mod tests {
             req(604),
             req(605),
             req(606),
+            // The same, with 701 damaged (captured, dropped by the receiver) and the late packet
+            // (704) coming before the NAK.
+            req(700),
+            rc(2, 1, 0x51, 0x11, 700, 0),
+            Event {
+                icrc: Some(IcrcStatus::Bad),
+                ..req(701)
+            },
+            req(702),
+            req(703),
+            req(705),
+            req(704),
+            nak(701),
+            req(701),
+            req(702),
+            req(703),
+            req(704),
+            req(705),
+            req(706),
         ];
         let r = run_numbered(&events);
         let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
         let (c, t) = (&f.counters, &f.retransmission_triggers);
-        // Gap fills 501, 504, 601 and 604; 504 and 604 late, and resent.
+        // Gap fills 501, 504, 601, 604 and 704; 504, 604 and 704 late, and resent.
         assert_eq!(
             (
                 c.gap_filled_packets,
                 c.reordered_packets,
                 f.reordered_resent
             ),
-            (4, 2, 2)
+            (5, 3, 3)
         );
-        assert_eq!(c.retransmitted_packets, 2 * 4);
-        assert_eq!((t.nak, t.timeout, t.unknown), (2, 0, 0));
+        assert_eq!(c.retransmitted_packets, 2 * 4 + 5);
+        assert_eq!((t.nak, t.timeout, t.unknown), (3, 0, 0));
         assert_eq!(c.timeouts, 0);
+    }
+
+    /// Events in order, numbered from 1, at their own timestamps.
+    fn run_timed(events: &[Event]) -> report::Report {
+        let mut an = Analyzer::new(Config::default());
+        for (i, e) in events.iter().enumerate() {
+            an.event(&Event {
+                meta: PacketMeta {
+                    number: i as u64 + 1,
+                    ..e.meta
+                },
+                ..e.clone()
+            });
+        }
+        an.finish()
+    }
+
+    /// The requester of QP 0x50 sends 101–105, 102 lost; the responder NAKs 102 and the
+    /// requester, busy with something else, does not act on it: its ACK timer runs out
+    /// 1.2 ms later and it resends from 102. That pass is a timeout's, not the NAK's: no
+    /// requester takes longer than a NAK's round trip to act on one.
+    #[test]
+    fn a_pass_long_after_a_nak_is_the_ack_timer_s() {
+        let req = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
+        let nak = Event {
+            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
+            ..rc(2, 1, 0x51, 0x11, 102, 9_000)
+        };
+        let late = 1_200_000;
+        let events = [
+            req(100, 0),
+            rc(2, 1, 0x51, 0x11, 100, 2_000),
+            req(101, 3_000),
+            req(103, 4_000),
+            req(104, 5_000),
+            req(105, 6_000),
+            nak,
+            req(102, late),
+            req(103, late + 200),
+            req(104, late + 400),
+            req(105, late + 600),
+        ];
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        let t = &f.retransmission_triggers;
+        assert_eq!((t.nak, t.timeout, t.unknown), (0, 1, 0));
+        assert_eq!(f.counters.timeouts, 1);
+        // Acted on at once, the same NAK starts the pass.
+        let mut soon = events.clone();
+        for (e, ts) in soon[7..].iter_mut().zip([12_000, 12_200, 12_400, 12_600]) {
+            e.meta.ts_ns = ts;
+        }
+        let r = run_timed(&soon);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        let t = &f.retransmission_triggers;
+        assert_eq!((t.nak, t.timeout, t.unknown), (1, 0, 0));
+    }
+
+    /// A NAK's go-back-N pass resends 103 and 104, then a new packet (111) that the network
+    /// held back comes, then the pass goes on with 105: one pass, the NAK's, and no timeout.
+    /// Copies that trail by microseconds (resends of one packet between new ones) do not make
+    /// such a pass: two resends in a row must come before the late packet.
+    #[test]
+    fn a_late_new_packet_inside_a_pass_does_not_end_it() {
+        let req = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
+        let nak = Event {
+            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
+            ..rc(2, 1, 0x51, 0x11, 103, 4_000)
+        };
+        let mut events = vec![req(100, 0), rc(2, 1, 0x51, 0x11, 100, 1_000)];
+        events.extend([101, 102, 104, 105, 106, 107, 108, 109, 110].map(|p| req(p, 2_000)));
+        events.push(nak);
+        events.extend((103..=104).map(|p| req(p, 5_000 + u64::from(p - 103) * 200)));
+        events.push(req(111, 5_400));
+        events.extend((105..=110).map(|p| req(p, 5_600 + u64::from(p - 105) * 200)));
+        events.push(req(112, 7_000));
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        let t = &f.retransmission_triggers;
+        assert_eq!((t.nak, t.timeout, t.unknown), (1, 0, 0));
+        assert_eq!((f.counters.timeouts, f.timeouts_in_a_row), (0, 0));
+    }
+
+    /// 103 comes late, behind 104 and 105, and the flow goes quiet after it (a receiver that
+    /// takes packets out of order, so no NAK): the requester's ACK timer runs out and it
+    /// resends from 101. That pass is no go-back-N pass that 103 began (one goes on at once):
+    /// 103 was late, and the timeout's pass resent it.
+    #[test]
+    fn a_timeout_s_pass_after_a_late_packet_leaves_it_late() {
+        let req = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
+        let late = 1_000_000;
+        let events = [
+            req(100, 0),
+            rc(2, 1, 0x51, 0x11, 100, 1_000),
+            req(101, 2_000),
+            req(102, 2_200),
+            req(104, 2_400),
+            req(105, 2_600),
+            req(103, 2_800),
+            req(101, late),
+            req(102, late + 200),
+            req(103, late + 400),
+            req(104, late + 600),
+            req(105, late + 800),
+        ];
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        let c = &f.counters;
+        assert_eq!(
+            (
+                c.gap_filled_packets,
+                c.reordered_packets,
+                f.reordered_resent
+            ),
+            (1, 1, 1)
+        );
+        assert_eq!(f.retransmission_triggers.timeout, 1);
+        // Lost before the capture point instead, 103 begins the timeout's pass (101 and 102
+        // acknowledged), which goes on at once: lost, not late.
+        let lost = [
+            req(100, 0),
+            rc(2, 1, 0x51, 0x11, 100, 1_000),
+            req(101, 2_000),
+            req(102, 2_200),
+            req(104, 2_400),
+            req(105, 2_800),
+            rc(2, 1, 0x51, 0x11, 102, 3_000),
+            req(103, late),
+            req(104, late + 200),
+            req(105, late + 400),
+        ];
+        let r = run_timed(&lost);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        let c = &f.counters;
+        assert_eq!((c.gap_filled_packets, c.reordered_packets), (1, 0));
+        assert_eq!(f.retransmission_triggers.timeout, 1);
+    }
+
+    /// A requester paced to a packet every 16 µs (a rate limit, a slow link) finds READ response
+    /// 103 missing behind 104 and 105, sends the request it had queued (106), and asks for 103
+    /// again at its pace, 30 µs after the last response: a re-read, not a timeout's resend.
+    #[test]
+    fn a_re_read_at_the_requester_s_pace_is_no_timeout() {
+        let us = 1_000;
+        let events = [
+            rc(1, 2, 0x50, 0x0a, 100, 0),
+            rc(1, 2, 0x50, 0x0a, 101, 16 * us),
+            rc(2, 1, 0x51, 0x11, 101, 17 * us),
+            rc(1, 2, 0x50, 0x0c, 102, 32 * us),
+            rc(2, 1, 0x51, 0x0d, 102, 34 * us),
+            rc(2, 1, 0x51, 0x0e, 104, 34 * us + 200),
+            rc(2, 1, 0x51, 0x0f, 105, 34 * us + 400),
+            rc(1, 2, 0x50, 0x0a, 106, 48 * us),
+            rc(1, 2, 0x50, 0x0c, 103, 64 * us),
+            rc(2, 1, 0x51, 0x0d, 103, 66 * us),
+            rc(2, 1, 0x51, 0x0e, 104, 66 * us + 200),
+            rc(2, 1, 0x51, 0x0f, 105, 66 * us + 400),
+        ];
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        let t = &f.retransmission_triggers;
+        assert_eq!((t.read_response_gap, t.timeout), (1, 0));
+        assert_eq!(f.counters.timeouts, 0);
+    }
+
+    /// A pass after a timeout resends READ 106 and writes 110–113; the responder sends the
+    /// READ's responses again, 2 µs apart, and only then ACKs each write again (in order,
+    /// back to back): four duplicate ACKs, though the first came 9.4 µs after the last write
+    /// resent, none the capture's copy.
+    #[test]
+    fn duplicate_acks_behind_read_responses_are_no_copies() {
+        let us = 1_000;
+        let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
+        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
+        let mut events = vec![req(0x0a, 105, 0), ack(105, us)];
+        events.push(req(0x0c, 106, 2 * us));
+        events.extend(
+            [(0x0d, 106), (0x0e, 107), (0x0e, 108), (0x0f, 109)]
+                .iter()
+                .enumerate()
+                .map(|(k, &(op, psn))| rc(2, 1, 0x51, op, psn, 3 * us + 100 * k as u64)),
+        );
+        events.extend((110..=113).map(|p| req(0x0a, p, 4 * us + u64::from(p - 110) * 100)));
+        events.push(ack(113, 5 * us));
+        events.push(req(0x0c, 106, 1_000 * us));
+        events.extend((110..=113).map(|p| req(0x0a, p, 1_000 * us + u64::from(p - 109) * 200)));
+        let responses = [(0x0d, 106), (0x0e, 107), (0x0e, 108), (0x0f, 109)];
+        events.extend(
+            responses
+                .iter()
+                .enumerate()
+                .map(|(k, &(op, psn))| rc(2, 1, 0x51, op, psn, 1_002 * us + 2 * us * k as u64)),
+        );
+        events.extend((0..4).map(|k| ack(113, 1_010 * us + 7 * k)));
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
+        assert_eq!(f.counters.duplicate_acks, 4);
+        let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
+        assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
     }
 
     /// A NAK that may not be retried ends the connection: it is cited under its own code, the

@@ -944,14 +944,17 @@ impl<'s> Sim<'s> {
                 // Reordered, not lost, and not a retransmission.
                 f.counters.gap_filled_packets += 1;
                 f.counters.reordered_packets += 1;
-                if f.late.len() < 64 {
-                    f.late.push(psn);
+                // The newest 64 are kept: a resend comes within a pass or two of its late
+                // packet.
+                if f.late.len() == 64 {
+                    f.late.remove(0);
                 }
+                f.late.push(psn);
             } else {
                 if class == PsnClass::Retransmitted {
                     f.counters.retransmitted_packets += 1;
                     if let Some(i) = f.late.iter().position(|&p| p == psn) {
-                        f.late.swap_remove(i);
+                        f.late.remove(i);
                         f.counters.reordered_resent += 1;
                     }
                 } else {
