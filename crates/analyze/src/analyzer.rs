@@ -1173,6 +1173,8 @@ pub(crate) struct Req {
     gap_open: Option<u64>,
     nak_ts: Option<u64>,
     pass_at: u64,
+    /// The lengths of the last two requests (`seen`'s newest), the one before first.
+    lens: [u32; 2],
     ce_pending: Option<u64>,
     /// The highest PSN of the READ responses answering this flow: a READ request resent below
     /// it re-reads responses the requester found missing.
@@ -1484,13 +1486,15 @@ impl Req {
     /// Remembers request `psn` at `ts` in `seen` (it is no copy); one whose copy never came
     /// leaving it ends a run of pairs.
     #[inline]
-    /// When the last request remembered in `seen` came (0 before any), and how long after the
-    /// one before it (`u64::MAX` without one).
+    /// When the last request remembered in `seen` came (0 before any), and when the next may
+    /// come after it at the pace of the one before (`u64::MAX` without one): a requester that
+    /// sends at a rate (a rate limit, a slow link) waits each packet's length over that rate.
     fn last_seen(&self) -> (u64, u64) {
         let at = |k: u32| self.seen[self.seen_n.wrapping_sub(k) as usize % SEEN].1;
         let last = at(1);
-        let pace = if self.seen_n >= 2 {
-            last.saturating_sub(at(2))
+        let [before, len] = self.lens.map(u64::from);
+        let pace = if self.seen_n >= 2 && before > 0 {
+            last.saturating_sub(at(2)).saturating_mul(len) / before
         } else {
             u64::MAX
         };
@@ -3289,10 +3293,11 @@ impl Analyzer {
                 .sent_back(ts, within, |p| p & !COPIED == bth.psn)
                 .is_some()
                 || rq.sent_since(bth.psn, ts, within));
-        // The time since the flow's last request, and between it and the one before.
+        // The time since the flow's last request, and the requester's pace after it.
         let (last_at, pace) = rq.last_seen();
         let quiet = ts.saturating_sub(last_at);
         rq.remember(bth.psn, ts);
+        rq.lens = [rq.lens[1], m.orig_len];
         // What this packet tells of the last gap fill (see `Fill`).
         if let Some((p, fill, frame, depth)) = rq.fill {
             // A go-back-N pass from a lower PSN resends a packet known late when it gets there.
@@ -5350,7 +5355,9 @@ mod tests {
 
     /// A requester paced to a packet every 16 µs (a rate limit, a slow link) finds READ response
     /// 103 missing behind 104 and 105, sends the request it had queued (106), and asks for 103
-    /// again at its pace, 30 µs after the last response: a re-read, not a timeout's resend.
+    /// again at its pace, 30 µs after the last response: a re-read, not a timeout's resend. So
+    /// it is when the pace follows the packets' lengths: a small READ request 400 ns before a
+    /// 4 KiB write, and the re-read 16.8 µs after the write.
     #[test]
     fn a_re_read_at_the_requester_s_pace_is_no_timeout() {
         let us = 1_000;
@@ -5373,6 +5380,24 @@ mod tests {
         let t = &f.retransmission_triggers;
         assert_eq!((t.read_response_gap, t.timeout), (1, 0));
         assert_eq!(f.counters.timeouts, 0);
+        let sized = |mut e: Event, len| {
+            e.meta.orig_len = len;
+            e
+        };
+        let by_length = [
+            rc(1, 2, 0x50, 0x0a, 100, 0),
+            rc(2, 1, 0x51, 0x11, 100, 2 * us),
+            sized(rc(1, 2, 0x50, 0x0c, 101, 16 * us), 80),
+            sized(rc(1, 2, 0x50, 0x0a, 105, 16 * us + 400), 4_200),
+            rc(2, 1, 0x51, 0x0d, 101, 18 * us),
+            rc(2, 1, 0x51, 0x0e, 103, 18 * us + 200),
+            rc(2, 1, 0x51, 0x0f, 104, 18 * us + 400),
+            rc(1, 2, 0x50, 0x0c, 102, 16 * us + 400 + 16_800),
+        ];
+        let r = run_timed(&by_length);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        let t = &f.retransmission_triggers;
+        assert_eq!((t.read_response_gap, t.timeout), (1, 0));
     }
 
     /// A pass after a timeout resends READ 106 and writes 110–113; the responder sends the

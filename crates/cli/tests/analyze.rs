@@ -289,7 +289,11 @@ fn every_scenario_matches_its_ground_truth() {
 /// the READ counted as a new READ (`mixed`); a go-back-N pass that began with a packet lost
 /// before the capture point left its NAK counted as still to come, so a later pass after an ACK
 /// timeout was not counted in `timeouts_in_a_row` (`lossy`); an RNR NAK that came during a
-/// burst stayed pending and made the next pass after an ACK timeout an RNR retry (`errors`).
+/// burst stayed pending and made the next pass after an ACK timeout an RNR retry (`errors`); a
+/// late new packet between two resends of a NAK's pass ended the pass, so its next resend read
+/// as a timeout's, and a late packet before a NAK for a PSN below it read as lost (`reorder`);
+/// READs asked again at the requester's pace on a slow link, and passes 1 ms after a NAK the
+/// requester had not acted on, read as timeouts' and as the NAK's (`misconfig`).
 #[test]
 fn damaged_packets_and_their_recovery_match_the_truth() {
     let cases: &[(&str, &str, u32, &[&str])] = &[
@@ -319,6 +323,27 @@ fn damaged_packets_and_their_recovery_match_the_truth() {
             "errors",
             30000,
             &["--seed", "5", "--corrupt-rate", "0.02"],
+        ),
+        // Late packets among the damaged ones: inside NAKs' passes, before NAKs.
+        (
+            "dmg-reorder",
+            "reorder",
+            30000,
+            &["--seed", "446265", "--corrupt-rate", "0.01"],
+        ),
+        // READs re-read at a requester's pace on a 10 Gb/s link, NAKs left unanswered.
+        (
+            "dmg-misconfig",
+            "misconfig",
+            30000,
+            &[
+                "--seed",
+                "501550",
+                "--link",
+                "10G",
+                "--corrupt-rate",
+                "0.02",
+            ],
         ),
     ];
     for &(name, scenario, n, extra) in cases {
