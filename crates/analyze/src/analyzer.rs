@@ -219,18 +219,20 @@ const ANSWERS: usize = 8;
 /// capture's copies of them ([`Analyzer::response_copy`]).
 const RESENDS: usize = 16;
 
-/// [`Req::seen`]'s entries (an array too long for `Default`).
+/// [`Req::seen`]'s entries (an array too long for `Default`): PSN, time and length (16 bytes).
 #[derive(Debug, Clone, Copy)]
-struct SeenRing([(u32, u64); SEEN]);
+struct SeenRing([(u32, u64, u32); SEEN]);
+
+const _: () = assert!(std::mem::size_of::<SeenRing>() == 16 * SEEN);
 
 impl Default for SeenRing {
     fn default() -> Self {
-        Self([(0, 0); SEEN])
+        Self([(0, 0, 0); SEEN])
     }
 }
 
 impl std::ops::Deref for SeenRing {
-    type Target = [(u32, u64); SEEN];
+    type Target = [(u32, u64, u32); SEEN];
     fn deref(&self) -> &Self::Target {
         &self.0
     }
@@ -259,6 +261,25 @@ impl Resends {
     fn since(&self, t: u64) -> usize {
         let n = (self.n as usize).min(RESENDS);
         self.at[..n].iter().filter(|&&a| a >= t).count()
+    }
+}
+
+/// The last two requests of a flow: when they came, and their lengths.
+#[derive(Debug, Clone, Copy)]
+struct Pace {
+    at: [u64; 2],
+    lens: [u32; 2],
+}
+
+impl Pace {
+    /// How long after the last the next may come at the pace of the one before (`u64::MAX`
+    /// without one): a requester that sends at a rate (a rate limit, a slow link) waits each
+    /// packet's length over that rate.
+    fn gap(&self) -> u64 {
+        match (self.at[1].checked_sub(self.at[0]), u64::from(self.lens[0])) {
+            (Some(d), before) if before > 0 => d.saturating_mul(u64::from(self.lens[1])) / before,
+            _ => u64::MAX,
+        }
     }
 }
 
@@ -1115,12 +1136,6 @@ pub(crate) struct Req {
     // first), then the rest (`repr(C)` keeps this order).
     in_retx: bool,
     prev_read: bool,
-    /// New requests since the last resend or gap fill, resends and gap fills since the last
-    /// new request, and how many came in a row before the new requests since (`pass_at`:
-    /// when the last came).
-    news_since_retx: u8,
-    retx_run: u8,
-    retx_run_before: u8,
     /// The responder's ACKs and NAKs come cut before the end of their AETH (the snaplen):
     /// whether each acknowledged or refused is unknown, so no pass is taken for an ACK
     /// timeout's and no NAK is expected to be seen.
@@ -1172,9 +1187,11 @@ pub(crate) struct Req {
     reads: VecDeque<(u32, u64)>,
     gap_open: Option<u64>,
     nak_ts: Option<u64>,
+    /// The last resend or gap fill: when it came, `seen_n` after it, and how many came in a
+    /// row up to it (no new request between them).
     pass_at: u64,
-    /// The lengths of the last two requests (`seen`'s newest), the one before first.
-    lens: [u32; 2],
+    pass_seen_n: u32,
+    pass_run: u8,
     ce_pending: Option<u64>,
     /// The highest PSN of the READ responses answering this flow: a READ request resent below
     /// it re-reads responses the requester found missing.
@@ -1437,8 +1454,8 @@ impl Req {
         let newest = self.seen_n.wrapping_sub(1) as usize;
         let seen = (1..n)
             .map(|k| self.seen[newest.wrapping_sub(k) % SEEN])
-            .find(|&(p, _)| p & !COPIED == psn)
-            .map(|(_, t)| t);
+            .find(|&(p, ..)| p & !COPIED == psn)
+            .map(|(_, t, _)| t);
         let pass = self.last_pass.filter(|&(p, _)| p == psn).map(|(_, t)| t);
         if let Some(sent) = seen.max(pass) {
             let wait = ts.saturating_sub(sent.max(self.progress_at));
@@ -1456,7 +1473,7 @@ impl Req {
         let n = (self.seen_n as usize).min(SEEN);
         let newest = self.seen_n.wrapping_sub(1) as usize;
         for k in 0..n {
-            let (p, t) = self.seen[newest.wrapping_sub(k) % SEEN];
+            let (p, t, _) = self.seen[newest.wrapping_sub(k) % SEEN];
             if t > ts {
                 continue;
             }
@@ -1483,25 +1500,21 @@ impl Req {
             .is_some_and(|i| self.sent_at[i] <= ts && ts - self.sent_at[i] < within)
     }
 
+    /// What the two requests before the newest in `seen` tell of the requester's pace: when
+    /// they came (0 before any) and their lengths.
+    fn pace(&self) -> Pace {
+        let at = |k: u32| self.seen[self.seen_n.wrapping_sub(k) as usize % SEEN];
+        let (before, last) = (at(3), at(2));
+        Pace {
+            at: [if self.seen_n >= 3 { before.1 } else { u64::MAX }, last.1],
+            lens: [before.2, last.2],
+        }
+    }
+
     /// Remembers request `psn` at `ts` in `seen` (it is no copy); one whose copy never came
     /// leaving it ends a run of pairs.
     #[inline]
-    /// When the last request remembered in `seen` came (0 before any), and when the next may
-    /// come after it at the pace of the one before (`u64::MAX` without one): a requester that
-    /// sends at a rate (a rate limit, a slow link) waits each packet's length over that rate.
-    fn last_seen(&self) -> (u64, u64) {
-        let at = |k: u32| self.seen[self.seen_n.wrapping_sub(k) as usize % SEEN].1;
-        let last = at(1);
-        let [before, len] = self.lens.map(u64::from);
-        let pace = if self.seen_n >= 2 && before > 0 {
-            last.saturating_sub(at(2)).saturating_mul(len) / before
-        } else {
-            u64::MAX
-        };
-        (last, pace)
-    }
-
-    fn remember(&mut self, psn: u32, ts: u64) {
+    fn remember(&mut self, psn: u32, ts: u64, len: u32) {
         let before = self.seen[self.seen_n.wrapping_sub(1) as usize % SEEN].1;
         self.seen_unsorted = if ts < before && self.seen_n > 0 {
             SEEN as u8
@@ -1512,7 +1525,7 @@ impl Req {
         if self.seen_n as usize >= SEEN && slot.0 & COPIED == 0 {
             self.pairs = 0;
         }
-        *slot = (psn, ts);
+        *slot = (psn, ts, len);
         self.seen_n = self.seen_n.wrapping_add(1);
     }
 
@@ -3293,11 +3306,9 @@ impl Analyzer {
                 .sent_back(ts, within, |p| p & !COPIED == bth.psn)
                 .is_some()
                 || rq.sent_since(bth.psn, ts, within));
-        // The time since the flow's last request, and the requester's pace after it.
-        let (last_at, pace) = rq.last_seen();
-        let quiet = ts.saturating_sub(last_at);
-        rq.remember(bth.psn, ts);
-        rq.lens = [rq.lens[1], m.orig_len];
+        rq.remember(bth.psn, ts, m.orig_len);
+        // The time since the flow's request before this one (read when a rare case needs it).
+        let quiet = |rq: &Req| ts.saturating_sub(rq.pace().at[1]);
         // What this packet tells of the last gap fill (see `Fill`).
         if let Some((p, fill, frame, depth)) = rq.fill {
             // A go-back-N pass from a lower PSN resends a packet known late when it gets there.
@@ -3306,8 +3317,8 @@ impl Analyzer {
                 && !on_its_way
                 && fill == Fill::Deferred
                 && bth.psn != p
-                && (quiet >= ACT_NS
-                    || rq.pending == Some(Trigger::Nak) && psn_diff(p, rq.nak_psn) > 0)
+                && (rq.pending == Some(Trigger::Nak) && psn_diff(p, rq.nak_psn) > 0
+                    || quiet(rq) >= ACT_NS)
             {
                 // A resend after the flow went quiet behind the gap fill (the requester's ACK
                 // timer ran out), or for a NAK of a PSN below it that came since: a pass of its
@@ -3342,11 +3353,6 @@ impl Analyzer {
                     }
                 }
                 rq.in_retx = false;
-                if rq.news_since_retx == 0 {
-                    rq.retx_run_before = rq.retx_run;
-                }
-                rq.news_since_retx = rq.news_since_retx.saturating_add(1);
-                rq.retx_run = 0;
                 rq.prev_read = is_read;
                 rq.s.unique_payload += u64::from(e.payload_len);
                 fl.new_other_mac = fl.new_other_mac.saturating_add(u32::from(other_mac));
@@ -3371,19 +3377,23 @@ impl Analyzer {
                 // came while the pass was under way did not end it: the pass goes on with a
                 // resend of the PSN after the last it sent, within `ADP_NS` of it. (A first
                 // copy there is one more late packet.)
+                let news = rq.seen_n.wrapping_sub(rq.pass_seen_n).wrapping_sub(1);
                 if class == Class::Retransmitted
                     && !rq.in_retx
-                    && rq.news_since_retx <= STRAGGLERS
-                    && rq.retx_run_before >= 2
+                    && news <= u32::from(STRAGGLERS)
+                    && rq.pass_run >= 2
                     && rq.pending.is_none()
                     && bth.psn == rq.retx_psn.wrapping_add(1) & 0xff_ffff
                     && ts.saturating_sub(rq.pass_at) < ADP_NS
                 {
                     rq.in_retx = true;
                 }
-                rq.news_since_retx = 0;
-                rq.retx_run = rq.retx_run.saturating_add(1);
-                rq.pass_at = ts;
+                rq.pass_run = if news == 0 {
+                    rq.pass_run.saturating_add(1)
+                } else {
+                    1
+                };
+                (rq.pass_seen_n, rq.pass_at) = (rq.seen_n, ts);
                 // Whether a NAK that started this would be in the capture: the answers are,
                 // or the connection has none yet while the responder's node is heard (and it
                 // is no resend sooner than any ACK timeout).
@@ -3394,10 +3404,13 @@ impl Analyzer {
                 // reads again with no ACK timeout (one that waited longer resends after its
                 // timer ran out, the READ partly answered).
                 let reread = reread == Some(true)
-                    && (ts.saturating_sub(rq.read_response_at) < DUP_NS
-                        || pace <= ACT_NS
-                            && quiet <= pace + pace / 4
-                            && last_at + pace >= rq.read_response_at);
+                    && (ts.saturating_sub(rq.read_response_at) < DUP_NS || {
+                        let pace = rq.pace();
+                        let gap = pace.gap();
+                        gap <= ACT_NS
+                            && quiet(rq) <= gap + gap / 4
+                            && pace.at[1] + gap >= rq.read_response_at
+                    });
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     rq.resends.get_or_insert_with(Box::default).push(ts);
