@@ -5469,17 +5469,7 @@ mod tests {
             rc(3, 4, 0x30, 0x0a, 7, second),
             rc(4, 3, 0x31, 0x11, 7, second + 1_000),
         ];
-        let mut an = Analyzer::new(Config::default());
-        for (i, e) in events.iter().enumerate() {
-            an.event(&Event {
-                meta: PacketMeta {
-                    number: i as u64 + 1,
-                    ..e.meta
-                },
-                ..e.clone()
-            });
-        }
-        let r = an.finish();
+        let r = run_timed(&events);
         let transport = |r: &report::Report| -> Vec<String> {
             let codes = r.findings.iter().map(|f| f.code.clone());
             codes.filter(|c| c.starts_with("transport.")).collect()
