@@ -1010,6 +1010,9 @@ pub(crate) struct ReqSum {
     /// The most go-back-N passes after ACK timeouts with no response between them (see
     /// [`Req::timeouts_in_row`]).
     pub timeouts_in_a_row: u64,
+    /// The most such passes in a row after which the requester sent no new request before its
+    /// connection ended (restarted, or the capture did): a QP out of retries sends nothing more.
+    pub stuck_retries: u64,
     /// The most RNR NAKs with no other response between them (see [`Req::rnr_in_row`]).
     pub rnr_naks_in_a_row: u64,
     pub triggers: Triggers,
@@ -1053,6 +1056,7 @@ impl ReqSum {
         w.u(self.reordered_resent);
         w.u(self.reorder_depth);
         w.u(self.timeouts_in_a_row);
+        w.u(self.stuck_retries);
         w.u(self.rnr_naks_in_a_row);
         let t = &self.triggers;
         for v in [t.nak, t.rnr, t.timeout, t.unknown, t.read_response_gap] {
@@ -1092,6 +1096,7 @@ impl ReqSum {
             reordered_resent: r.u(),
             reorder_depth: r.u(),
             timeouts_in_a_row: r.u(),
+            stuck_retries: r.u(),
             rnr_naks_in_a_row: r.u(),
             triggers: Triggers {
                 nak: r.u(),
@@ -1187,6 +1192,8 @@ pub(crate) struct Req {
     reads: VecDeque<(u32, u64)>,
     gap_open: Option<u64>,
     nak_ts: Option<u64>,
+    /// The most `timeouts_in_row` since the last new request.
+    retries_since_new: u32,
     /// The last resend or gap fill: when it came, `seen_n` after it, and how many came in a
     /// row up to it (no new request between them).
     pass_at: u64,
@@ -1365,12 +1372,20 @@ impl ReqState {
 }
 
 impl Req {
+    /// The connection ends: the retries after its last new request are the ones it may have
+    /// run out of (`stuck_retries`).
+    fn end_retries(&mut self) {
+        let n = u64::from(std::mem::take(&mut self.retries_since_new));
+        self.s.stuck_retries = self.s.stuck_retries.max(n);
+    }
+
     /// At the end of the flow's traffic: a gap fill without a pending trigger that nothing
     /// resent was reordered, unless the responder's answers were cut before their AETH
     /// (`blind`: the NAK that resends it may be among them, its go-back-N pass beyond the
     /// capture's end).
     /// Returns the late packet's frame, for the flow to cite.
     fn settle(&mut self) -> Option<u64> {
+        self.end_retries();
         let (_, Fill::Deferred, frame, depth) = self.fill.take()? else {
             return None;
         };
@@ -1679,6 +1694,7 @@ impl Req {
     /// afresh, and nothing the old one left outstanding (requests waiting for an answer, an
     /// open message, a NAK, a gap, a CE mark) is carried over. The summary's counters stay.
     fn restart(&mut self) {
+        self.end_retries();
         if let Some(t) = &mut self.s.psn {
             t.restart();
         }
@@ -3353,6 +3369,7 @@ impl Analyzer {
                     }
                 }
                 rq.in_retx = false;
+                rq.retries_since_new = 0;
                 rq.prev_read = is_read;
                 rq.s.unique_payload += u64::from(e.payload_len);
                 fl.new_other_mac = fl.new_other_mac.saturating_add(u32::from(other_mac));
@@ -3448,6 +3465,7 @@ impl Analyzer {
                             rq.timeouts_in_row = rq.timeouts_in_row.saturating_add(1);
                             rq.s.timeouts_in_a_row =
                                 rq.s.timeouts_in_a_row.max(u64::from(rq.timeouts_in_row));
+                            rq.retries_since_new = rq.retries_since_new.max(rq.timeouts_in_row);
                             fl.cited.add(&mut fl.cited_full, Cite::Retry, m.number);
                             rq.timed_out(bth.psn, ts);
                         }
@@ -4552,6 +4570,7 @@ impl Analyzer {
             reordered_resent: q.reordered_resent,
             reorder_depth: q.reorder_depth,
             timeouts_in_a_row: q.timeouts_in_a_row,
+            stuck_retries: q.stuck_retries,
             rnr_naks_in_a_row: q.rnr_naks_in_a_row,
             ack_latency_ns: latency(&q.ack_lat),
             read_latency_ns: latency(&q.read_lat),
@@ -5494,8 +5513,9 @@ mod tests {
     }
 
     /// Go-back-N passes after ACK timeouts with nothing from the responder between them are
-    /// the requester's retries: seven are the most a QP makes. A NAK between passes starts
-    /// the count again, and a NAK that arrives while a pass goes on triggers the next pass.
+    /// the requester's retries: seven are the most a QP makes, and then it sends nothing new.
+    /// A NAK between passes starts the count again, and a NAK that arrives while a pass goes
+    /// on triggers the next pass.
     #[test]
     fn retries_in_a_row_are_counted() {
         let nak = |psn, ts| Event {
@@ -5526,6 +5546,13 @@ mod tests {
         let r = run_numbered(&events);
         assert_eq!(row(&r), (7, 1));
         assert!(has(&r));
+        // Seven passes, then a new request: the QP did not run out of retries (passes that a
+        // capture's copies make look alike), whatever the count in a row.
+        let mut on = events[..seven].to_vec();
+        on.push(rc(1, 2, 0x20, 0x0a, 103, 0));
+        let went_on = run_numbered(&on);
+        assert_eq!(row(&went_on).0, 7);
+        assert!(!has(&went_on));
         // The requester's QP failed: the inferred connection is in the error state.
         let states: Vec<&str> = r.connections.iter().map(|c| c.state.as_str()).collect();
         assert_eq!(states, ["error"]);

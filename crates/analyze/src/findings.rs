@@ -335,8 +335,10 @@ impl Facts {
             );
         }
         let limit = self.retry_limit(key);
-        if f.timeouts_in_a_row >= limit {
-            self.retry.push((flow_name(f), f.timeouts_in_a_row, limit));
+        // A QP out of retries sends nothing more: one that went on with new requests after
+        // its passes did not run out (copies of a capture held twice may read as passes).
+        if f.stuck_retries >= limit {
+            self.retry.push((flow_name(f), f.stuck_retries, limit));
             self.out_of_retries.insert(*key);
         }
         if let Some(&limit) = self.rnr_retry_limits.get(key) {
@@ -960,7 +962,7 @@ fn findings(
             .filter(|f| {
                 f.req
                     .sum()
-                    .is_some_and(|s| s.timeouts_in_a_row >= limit(&f.key))
+                    .is_some_and(|s| s.stuck_retries >= limit(&f.key))
             })
             .flat_map(|f| f.cited.of(Cite::Retry))
             .collect();

@@ -172,6 +172,10 @@ pub struct Flow {
     /// The most go-back-N passes after ACK timeouts with no response between them: the
     /// requester's retries of one request (a QP gives up after retry_cnt of them, 7 at most).
     pub timeouts_in_a_row: u64,
+    /// The most of those after which the requester sent no new request before its
+    /// connection ended: the retries it may have run out of (findings only).
+    #[serde(skip)]
+    pub stuck_retries: u64,
     /// The most RNR NAKs this (requester) flow got with no other response between them: its
     /// RNR retries (a QP gives up after its RNR retry count of them, unless that is 7).
     pub rnr_naks_in_a_row: u64,
