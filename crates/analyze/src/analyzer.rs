@@ -1210,6 +1210,9 @@ pub(crate) struct Req {
     /// and whether one of them came since: a response among them is no copy however late it
     /// comes behind its request (a responder sends them after the responses it had queued).
     reasked: Option<(u32, u32, bool)>,
+    /// The largest payload of a first or middle READ response answering this flow: the path
+    /// MTU the READ responses use.
+    read_mtu: u32,
     /// PSN sequence NAKs for other PSNs that came while one was pending: each starts a
     /// go-back-N burst of its own (a strict receiver NAKs again once a late packet let it
     /// move on) unless a burst under way resends its PSN; and the PSN of the last.
@@ -1568,8 +1571,17 @@ impl Req {
 
     /// READ request `psn` was resent (or reads again): the responder sends the responses from
     /// `psn` on again, up to the highest answered so far and beyond.
-    fn reask(&mut self, psn: u32) {
-        let upto = self.read_answered.unwrap_or(psn);
+    fn reask(&mut self, psn: u32, dma_len: Option<u32>) {
+        // The responses the READ asks for again: to its end, at the responses' MTU.
+        let asked = match (dma_len, self.read_mtu) {
+            (Some(len), mtu) if mtu > 0 => len.div_ceil(mtu).clamp(1, RESPONSE_PSNS),
+            _ => 1,
+        };
+        let end = psn.wrapping_add(asked - 1) & 0xff_ffff;
+        let upto = match self.read_answered {
+            Some(h) if psn_diff(h, end) > 0 => h,
+            _ => end,
+        };
         self.reasked = Some(match self.reasked {
             Some((from, u, _)) => (
                 if psn_diff(psn, from) < 0 { psn } else { from },
@@ -3432,7 +3444,7 @@ impl Analyzer {
                     rq.s.retx += 1;
                     rq.resends.get_or_insert_with(Box::default).push(ts);
                     if is_read {
-                        rq.reask(bth.psn);
+                        rq.reask(bth.psn, e.dma_len);
                     }
                     fl.retx_other_mac = fl.retx_other_mac.saturating_add(u32::from(other_mac));
                     // A jump forward to the PSN a NAK named: the requester starts over there
@@ -3779,7 +3791,18 @@ impl Analyzer {
                 .iter()
                 .filter(|&&(t, k)| k == key && t <= ts && ts - t < DUP_NS)
                 .count();
-            if self.unasked(fi, first, alike) {
+            // A READ response asked for again that goes on from the one before it is the
+            // responder sending them again in order, not the capture's copy (which follows
+            // its first).
+            let next = || {
+                let last = self.flows[fi]
+                    .resp
+                    .as_deref()
+                    .and_then(|r| r.read_sender.as_ref());
+                last.and_then(|r| r.last)
+                    .is_some_and(|l| bth.psn == l.wrapping_add(1) & 0xff_ffff)
+            };
+            if self.unasked(fi, first, alike) && !(self.reasked(fi, bth) && next()) {
                 self.flows[fi].resp().answers[i].0 |= ANSWER_COPIED;
                 self.duplicate(fi, e.meta.number);
                 return true;
@@ -3832,14 +3855,24 @@ impl Analyzer {
         else {
             return true;
         };
-        let asked = kind == Kind::ReadResponse
-            && q.reasked.is_some_and(|(from, upto, _)| {
-                psn_diff(bth.psn, from) >= 0 && psn_diff(upto, bth.psn) >= 0
-            });
-        !asked
+        !self.reasked(fi, bth)
             && q.resends
                 .as_deref()
                 .is_none_or(|r| r.since(ts.saturating_sub(DUP_NS)) == 0)
+    }
+
+    /// Whether `bth` is a READ response on flow `fi` that its requester asked for again
+    /// ([`Req::reasked`]): the responder may send it long after the request, behind the
+    /// responses it was sending, so no copy.
+    fn reasked(&self, fi: usize, bth: Bth) -> bool {
+        self.kinds[usize::from(bth.opcode)] == Kind::ReadResponse
+            && self.flows[fi]
+                .peer()
+                .and_then(|p| self.flows[p].req.live_ref())
+                .and_then(|q| q.reasked)
+                .is_some_and(|(from, upto, _)| {
+                    psn_diff(bth.psn, from) >= 0 && psn_diff(upto, bth.psn) >= 0
+                })
     }
 
     /// Whether response flow `fi`'s requester resent no request since its answer at `t`, and
@@ -4039,6 +4072,9 @@ impl Analyzer {
         rq.timeouts_in_row = 0;
         rq.rnr_in_row = 0;
         rq.s.msgs.read_bytes_returned += returned;
+        if matches!(op.position(), Position::First | Position::Middle) {
+            rq.read_mtu = rq.read_mtu.max(e.payload_len);
+        }
         if rq.read_answered.is_none_or(|h| psn_diff(bth.psn, h) > 0) {
             rq.read_answered = Some(bth.psn);
         }
@@ -5464,6 +5500,51 @@ mod tests {
         let r = run_timed(&events);
         let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
         assert_eq!(f.counters.duplicate_acks, 4);
+        let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
+        assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
+    }
+
+    /// READ 100 asks for six 1 KiB responses; 102 is damaged (dropped by the requester), the
+    /// requester reads again from 102 after 103, and the originals of 104 and 105 come after
+    /// that. The responder then sends 102–105 again, each 4 µs or so after its original: the
+    /// READ asked for them again, so they are resent responses, not the capture's copies.
+    #[test]
+    fn responses_a_re_read_asks_for_again_are_no_copies() {
+        let read = |psn, dma, ts| Event {
+            dma_len: Some(dma),
+            ..rc(1, 2, 0x50, 0x0c, psn, ts)
+        };
+        let resp = |op, psn, ts| Event {
+            payload_len: 1024,
+            icrc: Some(IcrcStatus::Ok),
+            ..rc(2, 1, 0x51, op, psn, ts)
+        };
+        let events = [
+            read(100, 6144, 0),
+            resp(0x0d, 100, 2_000),
+            resp(0x0e, 101, 2_900),
+            Event {
+                icrc: Some(IcrcStatus::Bad),
+                ..resp(0x0e, 102, 3_800)
+            },
+            resp(0x0e, 103, 4_700),
+            read(102, 4096, 5_000),
+            resp(0x0e, 104, 5_600),
+            resp(0x0f, 105, 6_500),
+            resp(0x0d, 102, 8_000),
+            resp(0x0e, 103, 8_900),
+            resp(0x0e, 104, 9_800),
+            resp(0x0f, 105, 10_700),
+        ];
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
+        assert_eq!(
+            (
+                f.counters.retransmitted_packets,
+                f.counters.gap_filled_packets
+            ),
+            (3, 1)
+        );
         let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
         assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
     }
