@@ -1210,9 +1210,8 @@ pub(crate) struct Req {
     /// and whether one of them came since: a response among them is no copy however late it
     /// comes behind its request (a responder sends them after the responses it had queued).
     reasked: Option<(u32, u32, bool)>,
-    /// The largest payload of a first or middle READ response answering this flow: the path
-    /// MTU the READ responses use.
-    read_mtu: u32,
+    /// The DMA length of the last READ request resent (`reasked` reaches to its end).
+    reask_len: u32,
     /// PSN sequence NAKs for other PSNs that came while one was pending: each starts a
     /// go-back-N burst of its own (a strict receiver NAKs again once a late packet let it
     /// move on) unless a burst under way resends its PSN; and the PSN of the last.
@@ -1571,17 +1570,25 @@ impl Req {
 
     /// READ request `psn` was resent (or reads again): the responder sends the responses from
     /// `psn` on again, up to the highest answered so far and beyond.
+    /// `reasked`, reaching to the end of the READ asked again at the responses' MTU `mtu`
+    /// (the largest first or middle READ response payload).
+    fn reasked_to_end(&self, mtu: u32) -> Option<(u32, u32, bool)> {
+        let (from, upto, began) = self.reasked?;
+        if mtu == 0 || self.reask_len == 0 {
+            return Some((from, upto, began));
+        }
+        let n = self.reask_len.div_ceil(mtu).clamp(1, RESPONSE_PSNS);
+        let end = from.wrapping_add(n - 1) & 0xff_ffff;
+        Some((
+            from,
+            if psn_diff(end, upto) > 0 { end } else { upto },
+            began,
+        ))
+    }
+
     fn reask(&mut self, psn: u32, dma_len: Option<u32>) {
-        // The responses the READ asks for again: to its end, at the responses' MTU.
-        let asked = match (dma_len, self.read_mtu) {
-            (Some(len), mtu) if mtu > 0 => len.div_ceil(mtu).clamp(1, RESPONSE_PSNS),
-            _ => 1,
-        };
-        let end = psn.wrapping_add(asked - 1) & 0xff_ffff;
-        let upto = match self.read_answered {
-            Some(h) if psn_diff(h, end) > 0 => h,
-            _ => end,
-        };
+        self.reask_len = dma_len.unwrap_or(0);
+        let upto = self.read_answered.unwrap_or(psn);
         self.reasked = Some(match self.reasked {
             Some((from, u, _)) => (
                 if psn_diff(psn, from) < 0 { psn } else { from },
@@ -3791,18 +3798,7 @@ impl Analyzer {
                 .iter()
                 .filter(|&&(t, k)| k == key && t <= ts && ts - t < DUP_NS)
                 .count();
-            // A READ response asked for again that goes on from the one before it is the
-            // responder sending them again in order, not the capture's copy (which follows
-            // its first).
-            let next = || {
-                let last = self.flows[fi]
-                    .resp
-                    .as_deref()
-                    .and_then(|r| r.read_sender.as_ref());
-                last.and_then(|r| r.last)
-                    .is_some_and(|l| bth.psn == l.wrapping_add(1) & 0xff_ffff)
-            };
-            if self.unasked(fi, first, alike) && !(self.reasked(fi, bth) && next()) {
+            if self.unasked(fi, first, alike) && !self.sent_again(fi, bth) {
                 self.flows[fi].resp().answers[i].0 |= ANSWER_COPIED;
                 self.duplicate(fi, e.meta.number);
                 return true;
@@ -3865,14 +3861,31 @@ impl Analyzer {
     /// ([`Req::reasked`]): the responder may send it long after the request, behind the
     /// responses it was sending, so no copy.
     fn reasked(&self, fi: usize, bth: Bth) -> bool {
+        let mtu = self.flows[fi].max_fm_payload;
         self.kinds[usize::from(bth.opcode)] == Kind::ReadResponse
             && self.flows[fi]
                 .peer()
                 .and_then(|p| self.flows[p].req.live_ref())
-                .and_then(|q| q.reasked)
+                .and_then(|q| q.reasked_to_end(mtu))
                 .is_some_and(|(from, upto, _)| {
                     psn_diff(bth.psn, from) >= 0 && psn_diff(upto, bth.psn) >= 0
                 })
+    }
+
+    /// Whether READ response `bth` on flow `fi` is one its requester asked for again that goes
+    /// on from the response before it: the responder sending them again in order, not the
+    /// capture's copy (which follows its first).
+    #[cold]
+    #[inline(never)]
+    fn sent_again(&self, fi: usize, bth: Bth) -> bool {
+        let sender = self.flows[fi]
+            .resp
+            .as_deref()
+            .and_then(|r| r.read_sender.as_ref());
+        sender
+            .and_then(|r| r.last)
+            .is_some_and(|l| bth.psn == l.wrapping_add(1) & 0xff_ffff)
+            && self.reasked(fi, bth)
     }
 
     /// Whether response flow `fi`'s requester resent no request since its answer at `t`, and
@@ -4060,6 +4073,7 @@ impl Analyzer {
         // Bytes a READ returned: first copies (a re-read's responses sent again return none).
         let returned = if first { u64::from(e.payload_len) } else { 0 };
         let class = self.flows[r].class;
+        let mtu = self.flows[fi].max_fm_payload;
         let st = &mut self.flows[r].req;
         if let Some(b) = &mut st.sealed {
             // Responses after the close (rare): the packed summary counts them too.
@@ -4072,15 +4086,16 @@ impl Analyzer {
         rq.timeouts_in_row = 0;
         rq.rnr_in_row = 0;
         rq.s.msgs.read_bytes_returned += returned;
-        if matches!(op.position(), Position::First | Position::Middle) {
-            rq.read_mtu = rq.read_mtu.max(e.payload_len);
-        }
         if rq.read_answered.is_none_or(|h| psn_diff(bth.psn, h) > 0) {
             rq.read_answered = Some(bth.psn);
         }
         rq.read_response_at = m.ts_ns;
         // The responses sent again began, and then went past what was asked again: they all
         // came (a responder sends in order).
+        if rq.reask_len > 0 {
+            rq.reasked = rq.reasked_to_end(mtu);
+            rq.reask_len = 0;
+        }
         if let Some((from, upto, began)) = &mut rq.reasked {
             if psn_diff(bth.psn, *upto) > 0 {
                 if *began {
