@@ -1568,8 +1568,6 @@ impl Req {
         }
     }
 
-    /// READ request `psn` was resent (or reads again): the responder sends the responses from
-    /// `psn` on again, up to the highest answered so far and beyond.
     /// `reasked`, reaching to the end of the READ asked again at the responses' MTU `mtu`
     /// (the largest first or middle READ response payload).
     fn reasked_to_end(&self, mtu: u32) -> Option<(u32, u32, bool)> {
@@ -1586,6 +1584,9 @@ impl Req {
         ))
     }
 
+    /// READ request `psn` was resent (or reads again), asking for `dma_len` bytes: the
+    /// responder sends the responses from `psn` on again, up to the highest answered so far
+    /// and beyond, to the READ's end.
     fn reask(&mut self, psn: u32, dma_len: Option<u32>) {
         self.reask_len = dma_len.unwrap_or(0);
         let upto = self.read_answered.unwrap_or(psn);
