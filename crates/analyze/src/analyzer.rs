@@ -217,7 +217,7 @@ const ANSWERS: usize = 8;
 
 /// Resent requests remembered per flow, to tell a responder's repeated answers from the
 /// capture's copies of them ([`Analyzer::response_copy`]).
-const RESENDS: usize = 16;
+const RESENDS: usize = 32;
 
 /// [`Req::seen`]'s entries (an array too long for `Default`): PSN, time and length (16 bytes).
 #[derive(Debug, Clone, Copy)]
@@ -244,17 +244,61 @@ impl std::ops::DerefMut for SeenRing {
     }
 }
 
-/// When the last [`RESENDS`] requests resent came, the newest at `n - 1` modulo [`RESENDS`].
+/// How many READ responses found lost a request flow remembers.
+const LOST: usize = 4;
+
+/// The last [`LOST`] READ responses that came damaged (a bad ICRC: the requester's HCA drops
+/// them) or were skipped (lost before the capture point: found when a later one came), and
+/// when; the newest at `n - 1` modulo [`LOST`]; the responses' MTU at the last. A READ request
+/// sent again after one of them, asking for it again, is a re-read, not the capture's copy of
+/// an earlier send, however soon it comes.
+#[derive(Debug, Default)]
+struct Lost {
+    psns: [u32; LOST],
+    at: [u64; LOST],
+    n: u8,
+    mtu: u32,
+}
+
+impl Lost {
+    /// Whether READ request `psn`, asking for `dma_len` bytes (0: unknown), asks again for a
+    /// response found lost after `after`: the requester reads again from the READ that
+    /// response belongs to, or from the response itself (IBTA §9.7.5.1.5's resumed READ).
+    fn asked_again(&self, psn: u32, dma_len: u32, after: u64) -> bool {
+        let n = if self.mtu > 0 && dma_len > 0 {
+            dma_len.div_ceil(self.mtu).clamp(1, RESPONSE_PSNS)
+        } else {
+            1
+        };
+        (0..usize::from(self.n).min(LOST))
+            .any(|i| self.at[i] > after && (0..n as i32).contains(&psn_diff(self.psns[i], psn)))
+    }
+}
+
+/// When the last [`RESENDS`] requests resent came, and their PSNs, the newest at `n - 1`
+/// modulo [`RESENDS`].
 #[derive(Debug, Default)]
 struct Resends {
     at: [u64; RESENDS],
+    psns: [u32; RESENDS],
     n: u32,
 }
 
 impl Resends {
-    fn push(&mut self, ts: u64) {
+    fn push(&mut self, ts: u64, psn: u32) {
         self.at[self.n as usize % RESENDS] = ts;
+        self.psns[self.n as usize % RESENDS] = psn;
         self.n = self.n.wrapping_add(1);
+    }
+
+    /// When the newest remembered resend came that may be the READ request READ response
+    /// `psn` answers (its PSN at most [`RESPONSE_PSNS`] below).
+    fn read_of(&self, psn: u32) -> Option<u64> {
+        let n = (self.n as usize).min(RESENDS);
+        (0..n)
+            .filter(|&i| (0..RESPONSE_PSNS as i32).contains(&psn_diff(psn, self.psns[i])))
+            .map(|i| self.at[i])
+            .max()
     }
 
     /// How many of those remembered came at `t` or later.
@@ -1212,6 +1256,8 @@ pub(crate) struct Req {
     reasked: Option<(u32, u32, bool)>,
     /// The DMA length of the last READ request resent (`reasked` reaches to its end).
     reask_len: u32,
+    /// The last READ responses found lost (see [`Lost`]); allocated at the first.
+    read_lost: Option<Box<Lost>>,
     /// PSN sequence NAKs for other PSNs that came while one was pending: each starts a
     /// go-back-N burst of its own (a strict receiver NAKs again once a late packet let it
     /// move on) unless a burst under way resends its PSN; and the PSN of the last.
@@ -1584,6 +1630,15 @@ impl Req {
         ))
     }
 
+    /// Remembers READ response `psn` as lost at `ts`, its flow's MTU `mtu` (see [`Lost`]).
+    #[cold]
+    fn lost(&mut self, psn: u32, mtu: u32, ts: u64) {
+        let l = self.read_lost.get_or_insert_with(Box::default);
+        let i = l.n as usize % LOST;
+        (l.psns[i], l.at[i], l.mtu) = (psn, ts, mtu);
+        l.n = l.n.wrapping_add(1);
+    }
+
     /// READ request `psn` was resent (or reads again), asking for `dma_len` bytes: the
     /// responder sends the responses from `psn` on again, up to the highest answered so far
     /// and beyond, to the READ's end.
@@ -1650,6 +1705,7 @@ impl Req {
         highest: Option<u32>,
         answered: bool,
         doubled: bool,
+        read_len: Option<u32>,
     ) -> bool {
         let n = (self.seen_n as usize).min(SEEN);
         let newest = self.seen_n.wrapping_sub(1) as usize;
@@ -1693,6 +1749,13 @@ impl Req {
             !known
         };
         let first_at = self.seen[newest.wrapping_sub(back) % SEEN].1;
+        // A READ asking again for a response found lost since its first copy: the requester
+        // reads again, however soon.
+        if let (Some(len), Some(l)) = (read_len, &self.read_lost) {
+            if l.asked_again(psn, len, first_at) {
+                return false;
+            }
+        }
         let copy = self.pairs >= PAIRED
             || (doubled && quiet())
             || (quiet()
@@ -3095,9 +3158,15 @@ impl Analyzer {
             Kind::Cnp => self.cnp(m, fi),
             // An answer with a bad ICRC never reaches the requester (its HCA drops it), so it
             // acknowledges, NAKs or returns nothing: counted, not followed, on a flow whose
-            // ICRCs are not all bad (a capture whose every ICRC fails is read as it is).
-            Kind::Ack | Kind::ReadResponse
+            // ICRCs are not all bad (a capture whose every ICRC fails is read as it is). A
+            // READ response is remembered as lost: the requester will read it again.
+            Kind::Ack
                 if e.icrc == Some(IcrcStatus::Bad) && fl.icrc(IcrcStatus::Ok as usize) > 0 => {}
+            Kind::ReadResponse
+                if e.icrc == Some(IcrcStatus::Bad) && fl.icrc(IcrcStatus::Ok as usize) > 0 =>
+            {
+                self.read_response_lost(fi, bth.psn, m.ts_ns);
+            }
             Kind::Ack => self.ack(m, fi, e, bth),
             Kind::ReadResponse => self.read_response(m, fi, e, bth, info.op),
             Kind::Ud => {
@@ -3330,7 +3399,10 @@ impl Analyzer {
             Class::GapFilled | Class::New if reread.is_some() => Class::Retransmitted,
             c => c,
         };
-        if class == Class::Retransmitted && rq.duplicate(bth.psn, ts, before, answers, *known) {
+        let read_len = is_read.then(|| e.dma_len.unwrap_or(0));
+        if class == Class::Retransmitted
+            && rq.duplicate(bth.psn, ts, before, answers, *known, read_len)
+        {
             return true;
         }
         // A resend sooner than any ACK timer runs out (IBTA §9.7.6.1.3; a ConnectX resending
@@ -3450,7 +3522,9 @@ impl Analyzer {
                     });
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
-                    rq.resends.get_or_insert_with(Box::default).push(ts);
+                    rq.resends
+                        .get_or_insert_with(Box::default)
+                        .push(ts, bth.psn);
                     if is_read {
                         rq.reask(bth.psn, e.dma_len);
                     }
@@ -3905,18 +3979,29 @@ impl Analyzer {
             return true;
         };
         // Answers to requests resent come behind the READ responses the responder was sending
-        // (in order, IBTA §9.7.5): the window grows by the run of them that ended just before.
-        let (start, end) = self.flows[fi]
-            .resp
-            .as_deref()
-            .map_or((0, 0), |r| r.read_run);
-        let behind = if end <= t && t - end < DUP_NS {
-            (end - start).min(DUP_NS)
-        } else {
-            0
+        // (in order, IBTA §9.7.5): the window grows by the run of them that ended just before,
+        // and reaches back to the resent READ that the last response before `t` answers (what
+        // was resent after it is answered after its responses, however long they took).
+        let Some(rs) = self.flows[fi].resp.as_deref() else {
+            return true;
         };
-        r.since(t) == 0
-            && (rq.pairs >= PAIRED || r.since(t.saturating_sub(DUP_NS + behind)) <= alike)
+        let (start, end) = rs.read_run;
+        let mut from = t.saturating_sub(DUP_NS);
+        if end <= t && t - end < DUP_NS {
+            from = from.saturating_sub((end - start).min(DUP_NS));
+        }
+        let n = (rs.answers_n as usize).min(ANSWERS);
+        let read = rs.answers[..n]
+            .iter()
+            .map(|&(a, k)| (a & !ANSWER_COPIED, k))
+            .filter(|&(a, k)| {
+                a < t && t - a < DUP_NS && self.kinds[(k >> 56) as usize] == Kind::ReadResponse
+            })
+            .max_by_key(|&(a, _)| a);
+        if let Some(s) = read.and_then(|(_, k)| r.read_of(k as u32 & 0xff_ffff)) {
+            from = from.min(s + 1);
+        }
+        r.since(t) == 0 && (rq.pairs >= PAIRED || r.since(from) <= alike)
     }
 
     /// An ACK, NAK or RNR NAK the snaplen cut before the end of its AETH: counted for
@@ -4045,6 +4130,8 @@ impl Analyzer {
             fl.max_fm_payload = fl.max_fm_payload.max(e.payload_len);
         }
         let sender = fl.resp().read_sender.get_or_insert_with(Box::default);
+        // Responses skipped (lost before the capture point): the requester reads them again.
+        let skipped = sender.psns.highest.filter(|&h| psn_diff(bth.psn, h) > 1);
         let class = sender.psns.see(bth.psn);
         let first = class != Class::Retransmitted;
         sender.last = Some(bth.psn);
@@ -4091,6 +4178,9 @@ impl Analyzer {
             rq.read_answered = Some(bth.psn);
         }
         rq.read_response_at = m.ts_ns;
+        if let Some(h) = skipped {
+            rq.lost(h.wrapping_add(1) & 0xff_ffff, mtu, m.ts_ns);
+        }
         // The responses sent again began, and then went past what was asked again: they all
         // came (a responder sends in order).
         if rq.reask_len > 0 {
@@ -4123,6 +4213,20 @@ impl Analyzer {
             }
             // A READ response also acknowledges the requests before it.
             rq.acknowledged(bth.psn, m.ts_ns, &mut self.ack_class, class);
+        }
+    }
+
+    /// READ response `psn` of flow `fi` came damaged at `ts`: its requester (if paired; a
+    /// damaged header pairs nothing) remembers it as lost (see [`Lost`]).
+    #[cold]
+    #[inline(never)]
+    fn read_response_lost(&mut self, fi: usize, psn: u32, ts: u64) {
+        let Some(r) = self.flows[fi].peer() else {
+            return;
+        };
+        let mtu = self.flows[fi].max_fm_payload;
+        if let Some(rq) = self.flows[r].req.live() {
+            rq.lost(psn, mtu, ts);
         }
     }
 
@@ -5520,6 +5624,37 @@ mod tests {
         assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
     }
 
+    /// As above on a slow link: the READ's responses come 10 µs apart, so the responder ACKs
+    /// the writes again 33 µs after they were resent. The responses answer the READ resent
+    /// first, so what was resent after it is answered after them: four duplicate ACKs.
+    #[test]
+    fn duplicate_acks_behind_a_long_read_are_no_copies() {
+        let us = 1_000;
+        let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
+        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
+        let responses = [(0x0d, 106), (0x0e, 107), (0x0e, 108), (0x0f, 109)];
+        let answers = |at: u64| {
+            responses
+                .iter()
+                .enumerate()
+                .map(move |(k, &(op, psn))| rc(2, 1, 0x51, op, psn, at + 10 * us * k as u64))
+        };
+        let mut events = vec![req(0x0a, 105, 0), ack(105, us), req(0x0c, 106, 2 * us)];
+        events.extend(answers(3 * us).take(1));
+        events.extend((110..=113).map(|p| req(0x0a, p, 4 * us + u64::from(p - 110) * 100)));
+        events.extend(answers(3 * us).skip(1));
+        events.push(ack(113, 34 * us));
+        events.push(req(0x0c, 106, 1_000 * us));
+        events.extend((110..=113).map(|p| req(0x0a, p, 1_000 * us + u64::from(p - 109) * 200)));
+        events.extend(answers(1_002 * us));
+        events.extend((0..4).map(|k| ack(113, 1_033 * us + 7 * k)));
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
+        assert_eq!(f.counters.duplicate_acks, 4);
+        let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
+        assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
+    }
+
     /// READ 100 asks for six 1 KiB responses; 102 is damaged (dropped by the requester), the
     /// requester reads again from 102 after 103, and the originals of 104 and 105 come after
     /// that. The responder then sends 102–105 again, each 4 µs or so after its original: the
@@ -5563,6 +5698,74 @@ mod tests {
         );
         let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
         assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
+    }
+
+    /// READ 100 asks for four 1 KiB responses and READ 104 for two; response 100 comes
+    /// damaged (dropped by the requester), or not at all, and in a third case 104 comes
+    /// damaged as well. The requester reads both again 5 µs after it first asked, sooner than
+    /// `DUP_NS`: re-reads that ask for lost responses, not the capture's copies. Copies of the
+    /// re-read requests themselves are still the capture's.
+    #[test]
+    fn a_re_read_soon_after_the_first_ask_is_no_copy() {
+        let read = |psn, dma, ts| Event {
+            dma_len: Some(dma),
+            ..rc(1, 2, 0x50, 0x0c, psn, ts)
+        };
+        let resp = |op, psn, ts| Event {
+            payload_len: 1024,
+            icrc: Some(IcrcStatus::Ok),
+            ..rc(2, 1, 0x51, op, psn, ts)
+        };
+        let bad = |e: Event| Event {
+            icrc: Some(IcrcStatus::Bad),
+            ..e
+        };
+        let events = vec![
+            read(96, 4096, 0),
+            resp(0x0d, 96, 300),
+            resp(0x0e, 97, 400),
+            resp(0x0e, 98, 500),
+            resp(0x0f, 99, 600),
+            read(100, 4096, 1_000),
+            read(104, 2048, 1_100),
+            bad(resp(0x0d, 100, 2_000)),
+            resp(0x0e, 101, 2_900),
+            resp(0x0e, 102, 3_800),
+            resp(0x0f, 103, 4_700),
+            resp(0x0d, 104, 5_300),
+            resp(0x0f, 105, 5_700),
+            read(100, 4096, 6_000),
+            read(104, 2048, 6_100),
+        ];
+        for case in ["damaged", "missing", "both damaged"] {
+            for copies in [false, true] {
+                let mut events = events.clone();
+                if copies {
+                    events.insert(14, read(100, 4096, 6_010));
+                    events.push(read(104, 2048, 6_110));
+                }
+                match case {
+                    "missing" => drop(events.remove(7)),
+                    "both damaged" => events[11] = bad(events[11].clone()),
+                    _ => {}
+                }
+                let r = run_timed(&events);
+                let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+                let case = format!("{case}, copies: {copies}");
+                assert_eq!(f.counters.retransmitted_packets, 2, "{case}");
+                let dup = r.findings.iter().find(|f| f.code == "capture.duplicates");
+                let frames = if case.starts_with("missing") {
+                    vec![14, 16]
+                } else {
+                    vec![15, 17]
+                };
+                assert_eq!(
+                    dup.map(|d| d.frames.clone()),
+                    copies.then_some(frames),
+                    "{case}"
+                );
+            }
+        }
     }
 
     /// A NAK that may not be retried ends the connection: it is cited under its own code, the

@@ -390,6 +390,9 @@ struct Conn {
     msg_index: u64,
     outstanding: std::collections::VecDeque<Pkt>,
     resend: Option<(usize, Cause)>,
+    /// The next resend starts a go-back-N pass (one that goes on after an ACK retired the
+    /// requests it had resent does not).
+    pass_begins: bool,
     tx_pending: bool,
     blocked: bool,
     paused_until: u64,
@@ -1467,7 +1470,7 @@ impl<'s> Sim<'s> {
             let p = self.conns[c].outstanding[i];
             self.conns[c].resend =
                 (i + 1 < self.conns[c].outstanding.len()).then_some((i + 1, cause));
-            self.pass_start = i == 0;
+            self.pass_start = std::mem::take(&mut self.conns[c].pass_begins);
             (p, Some(cause))
         } else if self.outstanding_psns(c) < self.conns[c].cfg.window {
             match self.next_new_packet(c) {
@@ -1582,9 +1585,12 @@ impl<'s> Sim<'s> {
             }
         }
         if n > 0 {
+            // A pass under way goes on with the first request not acknowledged (go-back-N
+            // resends every outstanding request, IBTA §9.7.5.1).
             conn.resend = conn
                 .resend
-                .and_then(|(i, cause)| (i > n).then(|| (i - n, cause)));
+                .filter(|_| !conn.outstanding.is_empty())
+                .map(|(i, cause)| (i.saturating_sub(n), cause));
             conn.timer_armed = false;
         }
         n
@@ -1613,6 +1619,7 @@ impl<'s> Sim<'s> {
         let conn = &mut self.conns[c];
         if !conn.outstanding.is_empty() {
             conn.resend = Some((0, cause));
+            conn.pass_begins = true;
         }
         conn.paused_until = at;
         conn.timer_armed = false;
@@ -2348,6 +2355,7 @@ impl Conn {
             msg_index: 0,
             outstanding: Default::default(),
             resend: None,
+            pass_begins: false,
             tx_pending: false,
             blocked: false,
             paused_until: 0,
