@@ -1256,8 +1256,6 @@ pub(crate) struct Req {
     reasked: Option<(u32, u32, bool)>,
     /// The DMA length of the last READ request resent (`reasked` reaches to its end).
     reask_len: u32,
-    /// The last READ responses found lost (see [`Lost`]); allocated at the first.
-    read_lost: Option<Box<Lost>>,
     /// PSN sequence NAKs for other PSNs that came while one was pending: each starts a
     /// go-back-N burst of its own (a strict receiver NAKs again once a late packet let it
     /// move on) unless a burst under way resends its PSN; and the PSN of the last.
@@ -1284,6 +1282,8 @@ pub(crate) struct Req {
     /// one past an ACK it did get, a PSN the capture saw acknowledged.
     ack_marks: [u32; ACK_MARKS],
     ack_marks_n: u8,
+    /// The last READ responses found lost (see [`Lost`]); allocated at the first.
+    read_lost: Option<Box<Lost>>,
     /// The last [`SEEN`] request packets that were no copies, (PSN, time), newest at
     /// `seen_n - 1` modulo `SEEN`, the top bit of the PSN set once the capture's copy of the
     /// packet came ([`Req::duplicate`]); how many were written is `seen_n`. Last: it is the
@@ -1697,6 +1697,8 @@ impl Req {
     ///   (a go-back-N pass resends PSNs older than `seen` too), and its PSN is beyond the last
     ///   copy's. Found in `seen` in such a capture, it is the capture's when no NAK is pending
     ///   or recent.
+    /// - A READ request (`is_read`, for `dma_len` bytes) that asks again for a response found
+    ///   lost after its first copy ([`Lost`]) is a re-read, never a copy.
     #[cold]
     fn duplicate(
         &mut self,
@@ -1705,7 +1707,7 @@ impl Req {
         highest: Option<u32>,
         answered: bool,
         doubled: bool,
-        read_len: Option<u32>,
+        (is_read, dma_len): (bool, Option<u32>),
     ) -> bool {
         let n = (self.seen_n as usize).min(SEEN);
         let newest = self.seen_n.wrapping_sub(1) as usize;
@@ -1751,8 +1753,8 @@ impl Req {
         let first_at = self.seen[newest.wrapping_sub(back) % SEEN].1;
         // A READ asking again for a response found lost since its first copy: the requester
         // reads again, however soon.
-        if let (Some(len), Some(l)) = (read_len, &self.read_lost) {
-            if l.asked_again(psn, len, first_at) {
+        if let (true, Some(l)) = (is_read, &self.read_lost) {
+            if l.asked_again(psn, dma_len.unwrap_or(0), first_at) {
                 return false;
             }
         }
@@ -1947,16 +1949,21 @@ impl ResponsePsns {
     /// Records READ response PSN `psn`: new (beyond the highest), a first copy among the
     /// [`RESPONSE_PSNS`] up to the highest that had not come (a response lost before the
     /// capture point and sent again, or late: gap-filled), or one that came before (a second
-    /// copy: retransmitted); one further below is taken for a second copy.
-    fn see(&mut self, psn: u32) -> Class {
+    /// copy: retransmitted); one further below is taken for a second copy. With it, the first
+    /// PSN that a new one passed over (lost before the capture point, or late).
+    fn see(&mut self, psn: u32) -> (Class, Option<u32>) {
         let d = self.highest.map_or(1, |h| psn_diff(psn, h));
+        let mut passed = None;
         let class = if d > 0 {
             if d as u32 >= RESPONSE_PSNS {
                 self.seen = Default::default();
             } else {
                 // The PSNs passed over, a word at a time.
-                let (mut at, mut left) =
-                    (psn.wrapping_sub(d as u32 - 1) % RESPONSE_PSNS, d as u32 - 1);
+                let from = psn.wrapping_sub(d as u32 - 1);
+                let (mut at, mut left) = (from % RESPONSE_PSNS, d as u32 - 1);
+                if left > 0 {
+                    passed = Some(from & 0xff_ffff);
+                }
                 while left > 0 {
                     let (bit, n) = (at % 64, left.min(64 - at % 64));
                     let mask = (u64::MAX >> (64 - n)) << bit;
@@ -1969,7 +1976,7 @@ impl ResponsePsns {
             Class::New
         } else if d.unsigned_abs() >= RESPONSE_PSNS {
             // Its bit is a PSN's within the window: left as it is.
-            return Class::Retransmitted;
+            return (Class::Retransmitted, None);
         } else if self.came(psn) {
             Class::Retransmitted
         } else {
@@ -1977,7 +1984,7 @@ impl ResponsePsns {
         };
         let i = psn % RESPONSE_PSNS;
         self.seen[i as usize / 64] |= 1 << (i % 64);
-        class
+        (class, passed)
     }
 
     /// Whether READ response PSN `psn` came: one of the [`RESPONSE_PSNS`] up to the highest,
@@ -3399,9 +3406,8 @@ impl Analyzer {
             Class::GapFilled | Class::New if reread.is_some() => Class::Retransmitted,
             c => c,
         };
-        let read_len = is_read.then(|| e.dma_len.unwrap_or(0));
         if class == Class::Retransmitted
-            && rq.duplicate(bth.psn, ts, before, answers, *known, read_len)
+            && rq.duplicate(bth.psn, ts, before, answers, *known, (is_read, e.dma_len))
         {
             return true;
         }
@@ -3467,14 +3473,21 @@ impl Analyzer {
                 fl.new_other_mac = fl.new_other_mac.saturating_add(u32::from(other_mac));
             }
             Class::Retransmitted | Class::GapFilled => {
-                // A burst later than any NAK's round trip after the last NAK: the requester
-                // did not act on those NAKs (it resends after its ACK timer), so none of them
+                // A burst later than any NAK's round trip after the last NAK, or one that
+                // starts below the NAK's PSN after the flow went quiet for `ACT_NS` (a NAK's
+                // pass starts at the PSN it names, IBTA §9.7.5.1.2, at once): the requester did
+                // not act on those NAKs (it resends after its ACK timer), so none of them
                 // starts it.
                 if !rq.in_retx
                     && rq.pending == Some(Trigger::Nak)
-                    && rq
-                        .last_nak_at
-                        .is_some_and(|n| ts.saturating_sub(n) > NAK_QUIET_NS)
+                    && rq.last_nak_at.is_some_and(|n| {
+                        let since = ts.saturating_sub(n);
+                        since > NAK_QUIET_NS
+                            || since >= ACT_NS
+                                && rq.naks_queued == 0
+                                && psn_diff(bth.psn, rq.nak_psn) < 0
+                                && quiet(rq) >= ACT_NS
+                    })
                 {
                     rq.pending = None;
                     rq.naks_queued = 0;
@@ -4131,8 +4144,7 @@ impl Analyzer {
         }
         let sender = fl.resp().read_sender.get_or_insert_with(Box::default);
         // Responses skipped (lost before the capture point): the requester reads them again.
-        let skipped = sender.psns.highest.filter(|&h| psn_diff(bth.psn, h) > 1);
-        let class = sender.psns.see(bth.psn);
+        let (class, skipped) = sender.psns.see(bth.psn);
         let first = class != Class::Retransmitted;
         sender.last = Some(bth.psn);
         if first {
@@ -4178,8 +4190,8 @@ impl Analyzer {
             rq.read_answered = Some(bth.psn);
         }
         rq.read_response_at = m.ts_ns;
-        if let Some(h) = skipped {
-            rq.lost(h.wrapping_add(1) & 0xff_ffff, mtu, m.ts_ns);
+        if let Some(p) = skipped {
+            rq.lost(p, mtu, m.ts_ns);
         }
         // The responses sent again began, and then went past what was asked again: they all
         // came (a responder sends in order).
@@ -4787,7 +4799,7 @@ mod tests {
         ];
         let again: Vec<bool> = psns
             .iter()
-            .map(|&p| r.see(p) == Class::Retransmitted)
+            .map(|&p| r.see(p).0 == Class::Retransmitted)
             .collect();
         // 0 and 1 were skipped at the wrap and came late; 10 and 11 are within the PSNs up to
         // `far` (and the 3 of before the jump is forgotten), 3 is not; `far - 1` never came.
@@ -4798,15 +4810,17 @@ mod tests {
         assert_eq!(again, want);
         // PSN 10 + RESPONSE_PSNS shares PSN 10's bit, cleared when the highest passed it.
         let mut r = ResponsePsns::default();
+        // A new PSN tells the first it passed over.
         for (p, want) in [
-            (10, Class::New),
-            (20, Class::New),
-            (15 + RESPONSE_PSNS, Class::New),
+            (10, (Class::New, None)),
+            (11, (Class::New, None)),
+            (20, (Class::New, Some(12))),
+            (15 + RESPONSE_PSNS, (Class::New, Some(21))),
         ] {
             assert_eq!(r.see(p), want);
         }
-        assert_eq!(r.see(10 + RESPONSE_PSNS), Class::GapFilled);
-        assert_eq!(r.see(10 + RESPONSE_PSNS), Class::Retransmitted);
+        assert_eq!(r.see(10 + RESPONSE_PSNS), (Class::GapFilled, None));
+        assert_eq!(r.see(10 + RESPONSE_PSNS), (Class::Retransmitted, None));
     }
 
     proptest::proptest! {
@@ -4835,7 +4849,11 @@ mod tests {
                 } else {
                     Class::GapFilled
                 };
-                proptest::prop_assert_eq!(r.see(psn), want, "psn {}", psn);
+                // The first PSN passed over, by a step beyond the next within the window.
+                let passed = highest
+                    .filter(|_| behind < -1 && -behind < RESPONSE_PSNS as i32)
+                    .map(|h| (h + 1) & 0xff_ffff);
+                proptest::prop_assert_eq!(r.see(psn), (want, passed), "psn {}", psn);
                 seen.insert(psn);
                 if behind < 0 {
                     highest = Some(psn);
@@ -5423,7 +5441,8 @@ mod tests {
     /// The requester of QP 0x50 sends 101–105, 102 lost; the responder NAKs 102 and the
     /// requester, busy with something else, does not act on it: its ACK timer runs out
     /// 1.2 ms later and it resends from 102. That pass is a timeout's, not the NAK's: no
-    /// requester takes longer than a NAK's round trip to act on one.
+    /// requester takes longer than a NAK's round trip to act on one. Nor does a NAK's pass
+    /// start below the PSN it names.
     #[test]
     fn a_pass_long_after_a_nak_is_the_ack_timer_s() {
         let req = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
@@ -5459,6 +5478,16 @@ mod tests {
         let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
         let t = &f.retransmission_triggers;
         assert_eq!((t.nak, t.timeout, t.unknown), (1, 0, 0));
+        // 300 µs after the NAK, a pass from 101, below the PSN the NAK names, is the ACK
+        // timer's; one from 102 may be the NAK's, held back (by a PFC pause, say).
+        for (from, want) in [(101, (0, 1)), (102, (1, 0))] {
+            let mut later = events[..7].to_vec();
+            later.extend((from..=105).map(|p| req(p, 300_000 + u64::from(p) * 200)));
+            let r = run_timed(&later);
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+            let t = &f.retransmission_triggers;
+            assert_eq!((t.nak, t.timeout), want, "from {from}");
+        }
     }
 
     /// A NAK's go-back-N pass resends 103 and 104, then a new packet (111) that the network
