@@ -3882,11 +3882,11 @@ impl Analyzer {
             .position(|&(t, k)| k == key && t <= ts && ts - t < DUP_NS);
         if let Some(i) = found {
             let first = rs.answers[i].0;
-            let alike = rs.answers[..n]
+            let (alike, earliest) = rs.answers[..n]
                 .iter()
                 .filter(|&&(t, k)| k == key && t <= ts && ts - t < DUP_NS)
-                .count();
-            if self.unasked(fi, first, alike) && !self.sent_again(fi, bth) {
+                .fold((0, u64::MAX), |(c, e), &(t, _)| (c + 1, e.min(t)));
+            if self.unasked(fi, first, (alike, earliest)) && !self.sent_again(fi, bth) {
                 self.flows[fi].resp().answers[i].0 |= ANSWER_COPIED;
                 self.duplicate(fi, e.meta.number);
                 return true;
@@ -3961,8 +3961,9 @@ impl Analyzer {
     }
 
     /// Whether READ response `bth` on flow `fi` is one its requester asked for again that goes
-    /// on from the response before it: the responder sending them again in order, not the
-    /// capture's copy (which follows its first).
+    /// on from the response before it (past any that came damaged or not at all between): the
+    /// responder sending them again in order, not the capture's copy (which follows its
+    /// first).
     #[cold]
     #[inline(never)]
     fn sent_again(&self, fi: usize, bth: Bth) -> bool {
@@ -3972,16 +3973,16 @@ impl Analyzer {
             .and_then(|r| r.read_sender.as_ref());
         sender
             .and_then(|r| r.last)
-            .is_some_and(|l| bth.psn == l.wrapping_add(1) & 0xff_ffff)
+            .is_some_and(|l| psn_diff(bth.psn, l) > 0)
             && self.reasked(fi, bth)
     }
 
     /// Whether response flow `fi`'s requester resent no request since its answer at `t`, and
-    /// no more than `alike` (the answers like it so far) in the [`DUP_NS`] before it (none
-    /// known: none). The second only while the capture does not hold the requests twice as
+    /// no more than `alike` (the answers like it so far, the earliest at `earliest`) in the
+    /// [`DUP_NS`] before it (none known: none). The second only while the capture does not hold the requests twice as
     /// well ([`PAIRED`]): then the answers' copies come right after the resends too.
     #[cold]
-    fn unasked(&self, fi: usize, t: u64, alike: usize) -> bool {
+    fn unasked(&self, fi: usize, t: u64, (alike, earliest): (usize, u64)) -> bool {
         let Some(rq) = self.flows[fi]
             .peer()
             .and_then(|p| self.flows[p].req.live_ref())
@@ -3993,8 +3994,9 @@ impl Analyzer {
         };
         // Answers to requests resent come behind the READ responses the responder was sending
         // (in order, IBTA §9.7.5): the window grows by the run of them that ended just before,
-        // and reaches back to the resent READ that the last response before `t` answers (what
-        // was resent after it is answered after its responses, however long they took).
+        // and reaches back to the resent READ that the last response before the alike answers
+        // (the earliest at `earliest`) answers: what was resent after it is answered after its
+        // responses, however long they took.
         let Some(rs) = self.flows[fi].resp.as_deref() else {
             return true;
         };
@@ -4008,7 +4010,9 @@ impl Analyzer {
             .iter()
             .map(|&(a, k)| (a & !ANSWER_COPIED, k))
             .filter(|&(a, k)| {
-                a < t && t - a < DUP_NS && self.kinds[(k >> 56) as usize] == Kind::ReadResponse
+                a < earliest
+                    && earliest - a < DUP_NS
+                    && self.kinds[(k >> 56) as usize] == Kind::ReadResponse
             })
             .max_by_key(|&(a, _)| a);
         if let Some(s) = read.and_then(|(_, k)| r.read_of(k as u32 & 0xff_ffff)) {
@@ -5684,10 +5688,77 @@ mod tests {
         assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
     }
 
+    /// A pass resends READ 100, writes 103 and 104, READ 105 and writes 106 and 107; the
+    /// responder answers in order, on a slow link: the READ's responses 4 µs apart, two
+    /// duplicate ACKs, READ 105's response, two more ACKs 4 µs apart. The last comes 14 µs
+    /// after the last resend, but the window of resends reaches back to the READ that the
+    /// responses before the first of these ACKs answer: four duplicate ACKs, none the
+    /// capture's copy, wherever they fall in the ring of answers (its first slots filled by
+    /// `pad` earlier ACKs).
+    #[test]
+    fn duplicate_acks_around_a_read_s_response_are_no_copies() {
+        let us = 1_000;
+        for pad in 0..8u32 {
+            let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
+            let read = |psn, dma, ts| Event {
+                dma_len: Some(dma),
+                ..req(0x0c, psn, ts)
+            };
+            let ans = |op, psn, ts| rc(2, 1, 0x51, op, psn, ts);
+            let mut events = Vec::new();
+            for k in 0..pad {
+                events.push(req(0x0a, 100 - pad + k, u64::from(k) * 10 * us));
+                events.push(ans(0x11, 100 - pad + k, u64::from(k) * 10 * us + 2 * us));
+            }
+            let t0 = 100 * us;
+            let pass = |at: u64| {
+                vec![
+                    read(100, 3072, at),
+                    req(0x04, 103, at + 300),
+                    req(0x0a, 104, at + 600),
+                    read(105, 1024, at + 900),
+                    req(0x04, 106, at + 1_200),
+                    req(0x0a, 107, at + 1_500),
+                ]
+            };
+            events.extend(pass(t0));
+            let answers = |at: u64, first: bool| {
+                let acks = if first {
+                    [103, 104, 106, 107]
+                } else {
+                    [107; 4]
+                };
+                let mut v = vec![
+                    ans(0x0d, 100, at),
+                    ans(0x0e, 101, at + 4 * us),
+                    ans(0x0f, 102, at + 8 * us),
+                ];
+                v.push(ans(0x11, acks[0], at + 8_100));
+                v.push(ans(0x11, acks[1], at + 8_160));
+                v.push(ans(0x10, 105, at + 8_220));
+                v.push(ans(0x11, acks[2], at + 12 * us));
+                v.push(ans(0x11, acks[3], at + 16 * us));
+                v
+            };
+            events.extend(answers(t0 + 2 * us, true));
+            events.extend(pass(t0 + 1_000 * us));
+            events.extend(answers(t0 + 1_002 * us, false));
+            let r = run_timed(&events);
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
+            assert_eq!(f.counters.duplicate_acks, 4, "pad {pad}");
+            let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
+            assert!(
+                !codes.contains(&"capture.duplicates"),
+                "pad {pad}: {codes:?}"
+            );
+        }
+    }
+
     /// READ 100 asks for six 1 KiB responses; 102 is damaged (dropped by the requester), the
     /// requester reads again from 102 after 103, and the originals of 104 and 105 come after
     /// that. The responder then sends 102–105 again, each 4 µs or so after its original: the
-    /// READ asked for them again, so they are resent responses, not the capture's copies.
+    /// READ asked for them again, so they are resent responses, not the capture's copies,
+    /// also when one of them comes damaged again.
     #[test]
     fn responses_a_re_read_asks_for_again_are_no_copies() {
         let read = |psn, dma, ts| Event {
@@ -5725,6 +5796,14 @@ mod tests {
             ),
             (3, 1)
         );
+        let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
+        assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
+        // 103 sent again comes damaged as well: 104 and 105 still go on in order.
+        let mut damaged = events.to_vec();
+        damaged[9].icrc = Some(IcrcStatus::Bad);
+        let r = run_timed(&damaged);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
+        assert_eq!(f.counters.retransmitted_packets, 2);
         let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
         assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
     }
