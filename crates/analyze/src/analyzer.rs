@@ -291,12 +291,14 @@ impl Resends {
         self.n = self.n.wrapping_add(1);
     }
 
-    /// When the newest remembered resend came that may be the READ request READ response
-    /// `psn` answers (its PSN at most [`RESPONSE_PSNS`] below).
-    fn read_of(&self, psn: u32) -> Option<u64> {
+    /// When the newest remembered resend came that may be the READ request that READ response
+    /// `psn`, at `at`, answers (its PSN at most [`RESPONSE_PSNS`] below, sent before).
+    fn read_of(&self, psn: u32, at: u64) -> Option<u64> {
         let n = (self.n as usize).min(RESENDS);
         (0..n)
-            .filter(|&i| (0..RESPONSE_PSNS as i32).contains(&psn_diff(psn, self.psns[i])))
+            .filter(|&i| {
+                self.at[i] < at && (0..RESPONSE_PSNS as i32).contains(&psn_diff(psn, self.psns[i]))
+            })
             .map(|i| self.at[i])
             .max()
     }
@@ -1927,6 +1929,8 @@ pub(crate) struct Resp {
     answers_n: u32,
     /// When the last run of READ responses among the answers began and ended.
     read_run: (u64, u64),
+    /// When the run before it ended, and the PSN of its last response.
+    read_before: (u64, u32),
     /// The READ responses' PSNs, payload and DCQCN figures, once one came.
     read_sender: Option<Box<ReadSender>>,
     more: Option<Box<RespMore>>,
@@ -3900,6 +3904,10 @@ impl Analyzer {
         if kinds[usize::from(bth.opcode)] == Kind::ReadResponse {
             let prev = rs.answers[rs.answers_n.wrapping_sub(1) as usize % ANSWERS].1;
             let run = rs.answers_n > 0 && kinds[(prev >> 56) as usize] == Kind::ReadResponse;
+            if !run {
+                let last = rs.read_sender.as_deref().and_then(|r| r.last);
+                rs.read_before = (rs.read_run.1, last.unwrap_or(0));
+            }
             rs.read_run = (if run { rs.read_run.0 } else { ts }, ts);
         }
         rs.answers[rs.answers_n as usize % ANSWERS] = (ts, key);
@@ -4005,17 +4013,19 @@ impl Analyzer {
         if end <= t && t - end < DUP_NS {
             from = from.saturating_sub((end - start).min(DUP_NS));
         }
+        // The READ responses remembered: among the last answers, the end of the run before
+        // the last, and the end of the last.
         let n = (rs.answers_n as usize).min(ANSWERS);
+        let last = rs.read_sender.as_deref().and_then(|r| r.last);
         let read = rs.answers[..n]
             .iter()
-            .map(|&(a, k)| (a & !ANSWER_COPIED, k))
-            .filter(|&(a, k)| {
-                a < earliest
-                    && earliest - a < DUP_NS
-                    && self.kinds[(k >> 56) as usize] == Kind::ReadResponse
-            })
+            .filter(|&&(_, k)| self.kinds[(k >> 56) as usize] == Kind::ReadResponse)
+            .map(|&(a, k)| (a & !ANSWER_COPIED, k as u32 & 0xff_ffff))
+            .chain([rs.read_before])
+            .chain(last.map(|l| (rs.read_run.1, l)))
+            .filter(|&(a, _)| a > 0 && a < earliest && earliest - a < DUP_NS)
             .max_by_key(|&(a, _)| a);
-        if let Some(s) = read.and_then(|(_, k)| r.read_of(k as u32 & 0xff_ffff)) {
+        if let Some(s) = read.and_then(|(a, p)| r.read_of(p, a)) {
             from = from.min(s + 1);
         }
         r.since(t) == 0 && (rq.pairs >= PAIRED || r.since(from) <= alike)
@@ -4196,6 +4206,11 @@ impl Analyzer {
         rq.read_response_at = m.ts_ns;
         if let Some(p) = skipped {
             rq.lost(p, mtu, m.ts_ns);
+        }
+        // A damaged response, followed as it came only because its flow had no good ICRC yet:
+        // lost to the requester all the same.
+        if e.icrc == Some(IcrcStatus::Bad) {
+            rq.lost(bth.psn, mtu, m.ts_ns);
         }
         // The responses sent again began, and then went past what was asked again: they all
         // came (a responder sends in order).
@@ -5688,9 +5703,9 @@ mod tests {
         assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
     }
 
-    /// A pass resends READ 100, writes 103 and 104, READ 105 and writes 106 and 107; the
-    /// responder answers in order, on a slow link: the READ's responses 4 µs apart, two
-    /// duplicate ACKs, READ 105's response, two more ACKs 4 µs apart. The last comes 14 µs
+    /// A pass resends READ 100, writes 103 and 104, READ 105 and a send and a write after it;
+    /// the responder answers in order, on a slow link: the READ's responses 4 µs apart, two
+    /// duplicate ACKs, READ 105's responses, two more ACKs 4 µs apart. The last comes 14 µs
     /// after the last resend, but the window of resends reaches back to the READ that the
     /// responses before the first of these ACKs answer: four duplicate ACKs, none the
     /// capture's copy, wherever they fall in the ring of answers (its first slots filled by
@@ -5698,7 +5713,9 @@ mod tests {
     #[test]
     fn duplicate_acks_around_a_read_s_response_are_no_copies() {
         let us = 1_000;
-        for pad in 0..8u32 {
+        // READ 105 asks for one response, or for five (the ring of 8 answers then no longer
+        // holds READ 100's last response when the last ACK comes).
+        for (pad, n) in (0..8u32).flat_map(|p| [(p, 1u32), (p, 5)]) {
             let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
             let read = |psn, dma, ts| Event {
                 dma_len: Some(dma),
@@ -5711,22 +5728,23 @@ mod tests {
                 events.push(ans(0x11, 100 - pad + k, u64::from(k) * 10 * us + 2 * us));
             }
             let t0 = 100 * us;
+            let (send, write) = (105 + n, 106 + n);
             let pass = |at: u64| {
                 vec![
                     read(100, 3072, at),
                     req(0x04, 103, at + 300),
                     req(0x0a, 104, at + 600),
-                    read(105, 1024, at + 900),
-                    req(0x04, 106, at + 1_200),
-                    req(0x0a, 107, at + 1_500),
+                    read(105, n * 1024, at + 900),
+                    req(0x04, send, at + 1_200),
+                    req(0x0a, write, at + 1_500),
                 ]
             };
             events.extend(pass(t0));
             let answers = |at: u64, first: bool| {
                 let acks = if first {
-                    [103, 104, 106, 107]
+                    [103, 104, send, write]
                 } else {
-                    [107; 4]
+                    [write; 4]
                 };
                 let mut v = vec![
                     ans(0x0d, 100, at),
@@ -5735,7 +5753,15 @@ mod tests {
                 ];
                 v.push(ans(0x11, acks[0], at + 8_100));
                 v.push(ans(0x11, acks[1], at + 8_160));
-                v.push(ans(0x10, 105, at + 8_220));
+                for k in 0..n {
+                    let op = match (k, n) {
+                        (_, 1) => 0x10,
+                        (0, _) => 0x0d,
+                        (k, n) if k == n - 1 => 0x0f,
+                        _ => 0x0e,
+                    };
+                    v.push(ans(op, 105 + k, at + 8_220 + u64::from(k) * 60));
+                }
                 v.push(ans(0x11, acks[2], at + 12 * us));
                 v.push(ans(0x11, acks[3], at + 16 * us));
                 v
@@ -5745,7 +5771,59 @@ mod tests {
             events.extend(answers(t0 + 1_002 * us, false));
             let r = run_timed(&events);
             let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
-            assert_eq!(f.counters.duplicate_acks, 4, "pad {pad}");
+            let case = format!("pad {pad}, {n} responses");
+            assert_eq!(f.counters.duplicate_acks, 4, "{case}");
+            let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
+            assert!(!codes.contains(&"capture.duplicates"), "{case}: {codes:?}");
+        }
+    }
+
+    /// Two passes 9 µs apart resend READ 100 and 102–104; the responder answers each with
+    /// the READ's responses and three duplicate ACKs, the second three 4.5 µs after the
+    /// first. The resent READ whose responses came before the first of them is the first
+    /// pass's, not the second's (which came after those responses): six duplicate ACKs,
+    /// none the capture's copy, wherever they fall in the ring of answers.
+    #[test]
+    fn duplicate_acks_of_two_passes_are_no_copies() {
+        let us = 1_000;
+        for pad in 0..8u32 {
+            let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
+            let read = |ts| Event {
+                dma_len: Some(2048),
+                ..req(0x0c, 100, ts)
+            };
+            let ans = |op, psn, ts| rc(2, 1, 0x51, op, psn, ts);
+            let mut events = Vec::new();
+            for k in 0..pad {
+                events.push(req(0x0a, 100 - pad + k, u64::from(k) * 10 * us));
+                events.push(ans(0x11, 100 - pad + k, u64::from(k) * 10 * us + 2 * us));
+            }
+            let pass = |at: u64| {
+                let mut v = vec![read(at)];
+                v.extend((102..=104).map(|p| req(0x0a, p, at + u64::from(p - 101) * 300)));
+                v
+            };
+            let answers = |at: u64, acks: [u32; 3]| {
+                let mut v = vec![ans(0x0d, 100, at), ans(0x0f, 101, at + 400)];
+                v.extend(
+                    acks.iter()
+                        .zip(0..)
+                        .map(|(&p, k)| ans(0x11, p, at + 500 + k * 8)),
+                );
+                v
+            };
+            let t0 = 100 * us;
+            events.extend(pass(t0));
+            events.extend(answers(t0 + 2 * us, [102, 103, 104]));
+            let t1 = t0 + 1_000 * us;
+            events.extend(pass(t1));
+            events.extend(answers(t1 + 8 * us, [104; 3]));
+            events.extend(pass(t1 + 9 * us));
+            events.extend(answers(t1 + 12_500, [104; 3]));
+            events.sort_by_key(|e| e.meta.ts_ns);
+            let r = run_timed(&events);
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
+            assert_eq!(f.counters.duplicate_acks, 6, "pad {pad}");
             let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
             assert!(
                 !codes.contains(&"capture.duplicates"),
@@ -5810,7 +5888,7 @@ mod tests {
 
     /// READ 100 asks for four 1 KiB responses and READ 104 for two; response 100 comes
     /// damaged (dropped by the requester), or not at all, and in a third case 104 comes
-    /// damaged as well. The requester reads both again 5 µs after it first asked, sooner than
+    /// damaged as well; in a fourth, damaged 100 is the first response of its flow. The requester reads both again 5 µs after it first asked, sooner than
     /// `DUP_NS`: re-reads that ask for lost responses, not the capture's copies. Copies of the
     /// re-read requests themselves are still the capture's.
     #[test]
@@ -5845,7 +5923,7 @@ mod tests {
             read(100, 4096, 6_000),
             read(104, 2048, 6_100),
         ];
-        for case in ["damaged", "missing", "both damaged"] {
+        for case in ["damaged", "missing", "both damaged", "damaged first"] {
             for copies in [false, true] {
                 let mut events = events.clone();
                 if copies {
@@ -5855,6 +5933,8 @@ mod tests {
                 match case {
                     "missing" => drop(events.remove(7)),
                     "both damaged" => events[11] = bad(events[11].clone()),
+                    // No READ before: the damaged response is its flow's first.
+                    "damaged first" => drop(events.drain(..5)),
                     _ => {}
                 }
                 let r = run_timed(&events);
@@ -5862,10 +5942,10 @@ mod tests {
                 let case = format!("{case}, copies: {copies}");
                 assert_eq!(f.counters.retransmitted_packets, 2, "{case}");
                 let dup = r.findings.iter().find(|f| f.code == "capture.duplicates");
-                let frames = if case.starts_with("missing") {
-                    vec![14, 16]
-                } else {
-                    vec![15, 17]
+                let frames = match case.as_str() {
+                    c if c.starts_with("missing") => vec![14, 16],
+                    c if c.starts_with("damaged first") => vec![10, 12],
+                    _ => vec![15, 17],
                 };
                 assert_eq!(
                     dup.map(|d| d.frames.clone()),

@@ -331,6 +331,27 @@ fn damaged_packets_and_their_recovery_match_the_truth() {
             30000,
             &["--seed", "446265", "--corrupt-rate", "0.01"],
         ),
+        // Re-reads sooner than 8.192 µs after the first ask (400 Gb/s), and duplicate ACKs
+        // and READ responses sent again behind long READs (10 Gb/s).
+        (
+            "dmg-mixed-400g",
+            "mixed",
+            30000,
+            &[
+                "--seed",
+                "38834",
+                "--link",
+                "400G",
+                "--corrupt-rate",
+                "0.01",
+            ],
+        ),
+        (
+            "dmg-mixed-10g",
+            "mixed",
+            30000,
+            &["--seed", "5156", "--link", "10G", "--corrupt-rate", "0.01"],
+        ),
         // READs re-read at a requester's pace on a 10 Gb/s link, NAKs left unanswered.
         (
             "dmg-misconfig",

@@ -861,7 +861,18 @@ impl<'s> Sim<'s> {
         if aeth_cut {
             self.truth.cut_before_aeth += 1;
         }
-        if let Some(r) = t.answers.and_then(|k| self.flows.get_mut(&k)) {
+        // An answer with a bad ICRC on a flow with good ones: dropped by the requester's HCA,
+        // left out by `analyze`, so no retry count starts over.
+        let dropped = corrupted
+            && self
+                .flows
+                .get(&t.flow)
+                .is_some_and(|f| f.counters.icrc.ok > 0);
+        if let Some(r) = t
+            .answers
+            .filter(|_| !dropped)
+            .and_then(|k| self.flows.get_mut(&k))
+        {
             r.answered = true;
             r.timeouts_in_row = 0;
             if !aeth_cut && t.ack.is_some_and(|(_, syn)| syn >> 5 & 3 == 1) {
