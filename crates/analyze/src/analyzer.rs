@@ -1256,7 +1256,8 @@ pub(crate) struct Req {
     /// and whether one of them came since: a response among them is no copy however late it
     /// comes behind its request (a responder sends them after the responses it had queued).
     reasked: Option<(u32, u32, bool)>,
-    /// The DMA length of the last READ request resent (`reasked` reaches to its end).
+    /// The PSN and DMA length of the last READ request resent (`reasked` reaches to its end).
+    reask_psn: u32,
     reask_len: u32,
     /// PSN sequence NAKs for other PSNs that came while one was pending: each starts a
     /// go-back-N burst of its own (a strict receiver NAKs again once a late packet let it
@@ -1616,15 +1617,15 @@ impl Req {
         }
     }
 
-    /// `reasked`, reaching to the end of the READ asked again at the responses' MTU `mtu`
-    /// (the largest first or middle READ response payload).
+    /// `reasked`, reaching to the end of the last READ asked again at the responses' MTU
+    /// `mtu` (the largest first or middle READ response payload).
     fn reasked_to_end(&self, mtu: u32) -> Option<(u32, u32, bool)> {
         let (from, upto, began) = self.reasked?;
         if mtu == 0 || self.reask_len == 0 {
             return Some((from, upto, began));
         }
         let n = self.reask_len.div_ceil(mtu).clamp(1, RESPONSE_PSNS);
-        let end = from.wrapping_add(n - 1) & 0xff_ffff;
+        let end = self.reask_psn.wrapping_add(n - 1) & 0xff_ffff;
         Some((
             from,
             if psn_diff(end, upto) > 0 { end } else { upto },
@@ -1645,7 +1646,7 @@ impl Req {
     /// responder sends the responses from `psn` on again, up to the highest answered so far
     /// and beyond, to the READ's end.
     fn reask(&mut self, psn: u32, dma_len: Option<u32>) {
-        self.reask_len = dma_len.unwrap_or(0);
+        (self.reask_psn, self.reask_len) = (psn, dma_len.unwrap_or(0));
         let upto = self.read_answered.unwrap_or(psn);
         self.reasked = Some(match self.reasked {
             Some((from, u, _)) => (
@@ -5954,6 +5955,61 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// READ 100's first response comes damaged and the requester reads it again; READ 102's
+    /// response 103 comes damaged too, and the requester reads again from 103 before 105, the
+    /// READ's last, came. The responder sends 100–101 and 103–105 again: 105 is within what
+    /// the second re-read asked for (to its READ's end), so a resend, not the capture's copy
+    /// of the 105 that came 4.6 µs before.
+    #[test]
+    fn a_second_re_read_reaches_to_its_own_read_s_end() {
+        let read = |psn, dma, ts| Event {
+            dma_len: Some(dma),
+            ..rc(1, 2, 0x50, 0x0c, psn, ts)
+        };
+        let resp = |op, psn, ts| Event {
+            payload_len: 1024,
+            icrc: Some(IcrcStatus::Ok),
+            ..rc(2, 1, 0x51, op, psn, ts)
+        };
+        let bad = |e: Event| Event {
+            icrc: Some(IcrcStatus::Bad),
+            ..e
+        };
+        let events = [
+            read(96, 4096, 0),
+            resp(0x0d, 96, 100),
+            resp(0x0e, 97, 200),
+            resp(0x0e, 98, 300),
+            resp(0x0f, 99, 400),
+            read(100, 2048, 500),
+            read(102, 4096, 600),
+            bad(resp(0x0d, 100, 1_000)),
+            resp(0x0f, 101, 1_900),
+            read(100, 2048, 2_000),
+            resp(0x0d, 102, 2_800),
+            bad(resp(0x0e, 103, 11_000)),
+            resp(0x0e, 104, 11_900),
+            read(103, 3072, 12_000),
+            resp(0x0f, 105, 12_800),
+            resp(0x0d, 100, 13_800),
+            resp(0x0f, 101, 14_700),
+            resp(0x0d, 103, 15_600),
+            resp(0x0e, 104, 16_500),
+            resp(0x0f, 105, 17_400),
+        ];
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
+        assert_eq!(
+            (
+                f.counters.retransmitted_packets,
+                f.counters.gap_filled_packets
+            ),
+            (3, 2)
+        );
+        let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
+        assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
     }
 
     /// A NAK that may not be retried ends the connection: it is cited under its own code, the
