@@ -215,6 +215,10 @@ const COPIED: u32 = 1 << 31;
 /// Answers remembered per flow to recognise the capture's copies of them ([`Resp::answers`]).
 const ANSWERS: usize = 8;
 
+/// Runs of READ responses whose ends an answering flow remembers besides the last
+/// ([`Resp::read_before`]).
+const RUNS: usize = 4;
+
 /// Resent requests remembered per flow, to tell a responder's repeated answers from the
 /// capture's copies of them ([`Analyzer::response_copy`]).
 const RESENDS: usize = 32;
@@ -1930,8 +1934,10 @@ pub(crate) struct Resp {
     answers_n: u32,
     /// When the last run of READ responses among the answers began and ended.
     read_run: (u64, u64),
-    /// When the run before it ended, and the PSN of its last response.
-    read_before: (u64, u32),
+    /// When the [`RUNS`] runs before it ended, and the PSNs of their last responses, the
+    /// newest at `read_runs_n - 1` modulo [`RUNS`].
+    read_before: [(u64, u32); RUNS],
+    read_runs_n: u8,
     /// The READ responses' PSNs, payload and DCQCN figures, once one came.
     read_sender: Option<Box<ReadSender>>,
     more: Option<Box<RespMore>>,
@@ -3907,7 +3913,9 @@ impl Analyzer {
             let run = rs.answers_n > 0 && kinds[(prev >> 56) as usize] == Kind::ReadResponse;
             if !run {
                 let last = rs.read_sender.as_deref().and_then(|r| r.last);
-                rs.read_before = (rs.read_run.1, last.unwrap_or(0));
+                rs.read_before[usize::from(rs.read_runs_n) % RUNS] =
+                    (rs.read_run.1, last.unwrap_or(0));
+                rs.read_runs_n = rs.read_runs_n.wrapping_add(1);
             }
             rs.read_run = (if run { rs.read_run.0 } else { ts }, ts);
         }
@@ -4014,7 +4022,7 @@ impl Analyzer {
         if end <= t && t - end < DUP_NS {
             from = from.saturating_sub((end - start).min(DUP_NS));
         }
-        // The READ responses remembered: among the last answers, the end of the run before
+        // The READ responses remembered: among the last answers, the ends of the runs before
         // the last, and the end of the last.
         let n = (rs.answers_n as usize).min(ANSWERS);
         let last = rs.read_sender.as_deref().and_then(|r| r.last);
@@ -4022,7 +4030,7 @@ impl Analyzer {
             .iter()
             .filter(|&&(_, k)| self.kinds[(k >> 56) as usize] == Kind::ReadResponse)
             .map(|&(a, k)| (a & !ANSWER_COPIED, k as u32 & 0xff_ffff))
-            .chain([rs.read_before])
+            .chain(rs.read_before)
             .chain(last.map(|l| (rs.read_run.1, l)))
             .filter(|&(a, _)| a > 0 && a < earliest && earliest - a < DUP_NS)
             .max_by_key(|&(a, _)| a);
@@ -5776,6 +5784,69 @@ mod tests {
             assert_eq!(f.counters.duplicate_acks, 4, "{case}");
             let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
             assert!(!codes.contains(&"capture.duplicates"), "{case}: {codes:?}");
+        }
+    }
+
+    /// As above with two more READs among the writes, each answered by three responses
+    /// between the duplicate ACKs: READ 100's last response has left the ring of 8 answers
+    /// and two runs of READ responses came after it when the last ACK comes. Four duplicate
+    /// ACKs, none the capture's copy.
+    #[test]
+    fn duplicate_acks_between_several_reads_are_no_copies() {
+        let us = 1_000;
+        for pad in 0..8u32 {
+            let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
+            let read = |psn, ts| Event {
+                dma_len: Some(3072),
+                ..req(0x0c, psn, ts)
+            };
+            let ans = |op, psn, ts| rc(2, 1, 0x51, op, psn, ts);
+            let mut events = Vec::new();
+            for k in 0..pad {
+                events.push(req(0x0a, 100 - pad + k, u64::from(k) * 10 * us));
+                events.push(ans(0x11, 100 - pad + k, u64::from(k) * 10 * us + 2 * us));
+            }
+            let pass = |at: u64| {
+                vec![
+                    read(100, at),
+                    req(0x04, 103, at + 300),
+                    req(0x0a, 104, at + 600),
+                    read(105, at + 900),
+                    req(0x04, 108, at + 1_200),
+                    read(109, at + 1_500),
+                    req(0x0a, 112, at + 1_800),
+                ]
+            };
+            let responses = |from: u32, at: u64| {
+                (0..3).map(move |k| ans(0x0d + k as u8, from + k, at + u64::from(k) * 60))
+            };
+            let answers = |at: u64, acks: [u32; 4]| {
+                let mut v = vec![
+                    ans(0x0d, 100, at),
+                    ans(0x0e, 101, at + 4 * us),
+                    ans(0x0f, 102, at + 8 * us),
+                    ans(0x11, acks[0], at + 8_100),
+                    ans(0x11, acks[1], at + 8_160),
+                ];
+                v.extend(responses(105, at + 8_220));
+                v.push(ans(0x11, acks[2], at + 12 * us));
+                v.extend(responses(109, at + 12_100));
+                v.push(ans(0x11, acks[3], at + 16 * us));
+                v
+            };
+            let t0 = 100 * us;
+            events.extend(pass(t0));
+            events.extend(answers(t0 + 2 * us, [103, 104, 108, 112]));
+            events.extend(pass(t0 + 1_000 * us));
+            events.extend(answers(t0 + 1_002 * us, [112; 4]));
+            let r = run_timed(&events);
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
+            assert_eq!(f.counters.duplicate_acks, 4, "pad {pad}");
+            let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
+            assert!(
+                !codes.contains(&"capture.duplicates"),
+                "pad {pad}: {codes:?}"
+            );
         }
     }
 
