@@ -5019,6 +5019,37 @@ mod tests {
     }
 
     /// An event with opcode `opcode` from `src` to `dst`'s QP `qp` at `ts` (an ACK for 0x11).
+    /// A READ request of QP 0x50 (node 1 to node 2) for `dma` bytes.
+    fn read_req(psn: u32, dma: u32, ts: u64) -> Event {
+        Event {
+            dma_len: Some(dma),
+            ..rc(1, 2, 0x50, 0x0c, psn, ts)
+        }
+    }
+
+    /// A READ response of 1 KiB to QP 0x50's READs (node 2 to QP 0x51), its ICRC good.
+    fn read_resp(op: u8, psn: u32, ts: u64) -> Event {
+        Event {
+            payload_len: 1024,
+            icrc: Some(IcrcStatus::Ok),
+            ..rc(2, 1, 0x51, op, psn, ts)
+        }
+    }
+
+    /// `e` with a bad ICRC.
+    fn damaged(e: Event) -> Event {
+        Event {
+            icrc: Some(IcrcStatus::Bad),
+            ..e
+        }
+    }
+
+    /// Asserts that report `r` finds no capture's copies (`what` names the case).
+    fn assert_no_copies(r: &report::Report, what: &str) {
+        let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
+        assert!(!codes.contains(&"capture.duplicates"), "{what}: {codes:?}");
+    }
+
     fn rc(src: u8, dst: u8, qp: u32, opcode: u8, psn: u32, ts: u64) -> Event {
         let (s, d) = (Node::V4([10, 0, 0, src]), Node::V4([10, 0, 0, dst]));
         Event {
@@ -5121,10 +5152,7 @@ mod tests {
     /// whose every ICRC fails it is read as it is.
     #[test]
     fn a_bad_icrc_answer_answers_nothing() {
-        let bad = |e: Event| Event {
-            icrc: Some(IcrcStatus::Bad),
-            ..e
-        };
+        let bad = damaged;
         let good = |e: Event| Event {
             icrc: Some(IcrcStatus::Ok),
             ..e
@@ -5677,8 +5705,7 @@ mod tests {
         let r = run_timed(&events);
         let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
         assert_eq!(f.counters.duplicate_acks, 4);
-        let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
-        assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
+        assert_no_copies(&r, "ACKs behind READ responses");
     }
 
     /// As above on a slow link: the READ's responses come 10 µs apart, so the responder ACKs
@@ -5708,8 +5735,7 @@ mod tests {
         let r = run_timed(&events);
         let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
         assert_eq!(f.counters.duplicate_acks, 4);
-        let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
-        assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
+        assert_no_copies(&r, "ACKs behind a long READ");
     }
 
     /// A pass resends READ 100, writes 103 and 104, READ 105 and a send and a write after it;
@@ -5782,8 +5808,7 @@ mod tests {
             let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
             let case = format!("pad {pad}, {n} responses");
             assert_eq!(f.counters.duplicate_acks, 4, "{case}");
-            let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
-            assert!(!codes.contains(&"capture.duplicates"), "{case}: {codes:?}");
+            assert_no_copies(&r, &case);
         }
     }
 
@@ -5842,11 +5867,7 @@ mod tests {
             let r = run_timed(&events);
             let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
             assert_eq!(f.counters.duplicate_acks, 4, "pad {pad}");
-            let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
-            assert!(
-                !codes.contains(&"capture.duplicates"),
-                "pad {pad}: {codes:?}"
-            );
+            assert_no_copies(&r, &format!("pad {pad}"));
         }
     }
 
@@ -5896,11 +5917,7 @@ mod tests {
             let r = run_timed(&events);
             let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
             assert_eq!(f.counters.duplicate_acks, 6, "pad {pad}");
-            let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
-            assert!(
-                !codes.contains(&"capture.duplicates"),
-                "pad {pad}: {codes:?}"
-            );
+            assert_no_copies(&r, &format!("pad {pad}"));
         }
     }
 
@@ -5911,15 +5928,8 @@ mod tests {
     /// also when one of them comes damaged again.
     #[test]
     fn responses_a_re_read_asks_for_again_are_no_copies() {
-        let read = |psn, dma, ts| Event {
-            dma_len: Some(dma),
-            ..rc(1, 2, 0x50, 0x0c, psn, ts)
-        };
-        let resp = |op, psn, ts| Event {
-            payload_len: 1024,
-            icrc: Some(IcrcStatus::Ok),
-            ..rc(2, 1, 0x51, op, psn, ts)
-        };
+        let read = read_req;
+        let resp = read_resp;
         let events = [
             read(100, 6144, 0),
             resp(0x0d, 100, 2_000),
@@ -5946,16 +5956,14 @@ mod tests {
             ),
             (3, 1)
         );
-        let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
-        assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
+        assert_no_copies(&r, "responses sent again");
         // 103 sent again comes damaged as well: 104 and 105 still go on in order.
         let mut damaged = events.to_vec();
         damaged[9].icrc = Some(IcrcStatus::Bad);
         let r = run_timed(&damaged);
         let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
         assert_eq!(f.counters.retransmitted_packets, 2);
-        let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
-        assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
+        assert_no_copies(&r, "one damaged again");
     }
 
     /// READ 100 asks for four 1 KiB responses and READ 104 for two; response 100 comes
@@ -5965,19 +5973,9 @@ mod tests {
     /// re-read requests themselves are still the capture's.
     #[test]
     fn a_re_read_soon_after_the_first_ask_is_no_copy() {
-        let read = |psn, dma, ts| Event {
-            dma_len: Some(dma),
-            ..rc(1, 2, 0x50, 0x0c, psn, ts)
-        };
-        let resp = |op, psn, ts| Event {
-            payload_len: 1024,
-            icrc: Some(IcrcStatus::Ok),
-            ..rc(2, 1, 0x51, op, psn, ts)
-        };
-        let bad = |e: Event| Event {
-            icrc: Some(IcrcStatus::Bad),
-            ..e
-        };
+        let read = read_req;
+        let resp = read_resp;
+        let bad = damaged;
         let events = vec![
             read(96, 4096, 0),
             resp(0x0d, 96, 300),
@@ -6035,19 +6033,9 @@ mod tests {
     /// of the 105 that came 4.6 µs before.
     #[test]
     fn a_second_re_read_reaches_to_its_own_read_s_end() {
-        let read = |psn, dma, ts| Event {
-            dma_len: Some(dma),
-            ..rc(1, 2, 0x50, 0x0c, psn, ts)
-        };
-        let resp = |op, psn, ts| Event {
-            payload_len: 1024,
-            icrc: Some(IcrcStatus::Ok),
-            ..rc(2, 1, 0x51, op, psn, ts)
-        };
-        let bad = |e: Event| Event {
-            icrc: Some(IcrcStatus::Bad),
-            ..e
-        };
+        let read = read_req;
+        let resp = read_resp;
+        let bad = damaged;
         let events = [
             read(96, 4096, 0),
             resp(0x0d, 96, 100),
@@ -6079,8 +6067,7 @@ mod tests {
             ),
             (3, 2)
         );
-        let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
-        assert!(!codes.contains(&"capture.duplicates"), "{codes:?}");
+        assert_no_copies(&r, "a second re-read");
     }
 
     /// A NAK that may not be retried ends the connection: it is cited under its own code, the
