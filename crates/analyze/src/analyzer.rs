@@ -295,8 +295,8 @@ impl Resends {
         self.n = self.n.wrapping_add(1);
     }
 
-    /// When the newest remembered resend came that may be the READ request that READ response
-    /// `psn`, at `at`, answers (its PSN at most [`RESPONSE_PSNS`] below, sent before).
+    /// When the newest remembered resend came that may be the READ request answered from PSN
+    /// `psn` by a response at `at` (its PSN at most [`RESPONSE_PSNS`] below, sent before).
     fn read_of(&self, psn: u32, at: u64) -> Option<u64> {
         let n = (self.n as usize).min(RESENDS);
         (0..n)
@@ -1934,9 +1934,12 @@ pub(crate) struct Resp {
     answers_n: u32,
     /// When the last run of READ responses among the answers began and ended.
     read_run: (u64, u64),
-    /// When the [`RUNS`] runs before it ended, and the PSNs of their last responses, the
-    /// newest at `read_runs_n - 1` modulo [`RUNS`].
-    read_before: [(u64, u32); RUNS],
+    /// The PSN of the last READ the responses answered (its first response's PSN: a READ
+    /// asked again is answered from the PSN it asks for).
+    read_first: u32,
+    /// When the [`RUNS`] runs before it ended, the PSN the last READ each answered began at,
+    /// and that of its last response, the newest at `read_runs_n - 1` modulo [`RUNS`].
+    read_before: [(u64, u32, u32); RUNS],
     read_runs_n: u8,
     /// The READ responses' PSNs, payload and DCQCN figures, once one came.
     read_sender: Option<Box<ReadSender>>,
@@ -3912,12 +3915,16 @@ impl Analyzer {
             let prev = rs.answers[rs.answers_n.wrapping_sub(1) as usize % ANSWERS].1;
             let run = rs.answers_n > 0 && kinds[(prev >> 56) as usize] == Kind::ReadResponse;
             if !run {
-                let last = rs.read_sender.as_deref().and_then(|r| r.last);
+                let last = rs.read_sender.as_deref().and_then(|r| r.last).unwrap_or(0);
                 rs.read_before[usize::from(rs.read_runs_n) % RUNS] =
-                    (rs.read_run.1, last.unwrap_or(0));
+                    (rs.read_run.1, rs.read_first, last);
                 rs.read_runs_n = rs.read_runs_n.wrapping_add(1);
             }
             rs.read_run = (if run { rs.read_run.0 } else { ts }, ts);
+            // READ RESPONSE First or Only (IBTA Table 38): a READ's answer begins.
+            if matches!(bth.opcode & 0x1f, 0x0d | 0x10) {
+                rs.read_first = bth.psn;
+            }
         }
         rs.answers[rs.answers_n as usize % ANSWERS] = (ts, key);
         rs.answers_n = rs.answers_n.wrapping_add(1);
@@ -4022,19 +4029,26 @@ impl Analyzer {
         if end <= t && t - end < DUP_NS {
             from = from.saturating_sub((end - start).min(DUP_NS));
         }
-        // The READ responses remembered: among the last answers, the ends of the runs before
-        // the last, and the end of the last.
+        // The READ responses remembered, with a PSN of the READ each answered: among the last
+        // answers, and the last of each of the last runs of READ responses (with the PSN its
+        // READ's answer began at, unless that first response came damaged). The last before
+        // the alike answers tells the resent READ, the earliest such READ those PSNs name.
         let n = (rs.answers_n as usize).min(ANSWERS);
-        let last = rs.read_sender.as_deref().and_then(|r| r.last);
-        let read = rs.answers[..n]
+        let last = rs.read_sender.as_deref().and_then(|r| r.last).unwrap_or(0);
+        let current = [(rs.read_run.1, rs.read_first, last)];
+        let runs = rs.read_before.iter().chain(&current);
+        let reads = rs.answers[..n]
             .iter()
             .filter(|&&(_, k)| self.kinds[(k >> 56) as usize] == Kind::ReadResponse)
             .map(|&(a, k)| (a & !ANSWER_COPIED, k as u32 & 0xff_ffff))
-            .chain(rs.read_before)
-            .chain(last.map(|l| (rs.read_run.1, l)))
-            .filter(|&(a, _)| a > 0 && a < earliest && earliest - a < DUP_NS)
-            .max_by_key(|&(a, _)| a);
-        if let Some(s) = read.and_then(|(a, p)| r.read_of(p, a)) {
+            .chain(runs.flat_map(|&(a, first, last)| [(a, first), (a, last)]))
+            .filter(|&(a, _)| a > 0 && a < earliest && earliest - a < DUP_NS);
+        let newest = reads.clone().map(|(a, _)| a).max();
+        if let Some(s) = reads
+            .filter(|&(a, _)| Some(a) == newest)
+            .filter_map(|(a, p)| r.read_of(p, a))
+            .min()
+        {
             from = from.min(s + 1);
         }
         r.since(t) == 0 && (rq.pairs >= PAIRED || r.since(from) <= alike)
@@ -5869,6 +5883,46 @@ mod tests {
             assert_eq!(f.counters.duplicate_acks, 4, "pad {pad}");
             assert_no_copies(&r, &format!("pad {pad}"));
         }
+    }
+
+    /// A pass resends READ 100 (eight responses) and writes 108–111; 8 µs later another
+    /// re-reads from 104, within READ 100's PSNs, and resends 108. The responder, slow, sends
+    /// the first pass's responses 100–107 and then ACKs its four writes again. Those responses
+    /// answer READ 100 asked again, not the re-read from 104 sent after it: four duplicate
+    /// ACKs, none the capture's copy.
+    #[test]
+    fn duplicate_acks_follow_the_read_their_responses_began_with() {
+        let us = 1_000;
+        let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
+        let ans = |op, psn, ts| rc(2, 1, 0x51, op, psn, ts);
+        let responses = |at: u64| {
+            (100..108u32).map(move |p| {
+                let op = match p {
+                    100 => 0x0d,
+                    107 => 0x0f,
+                    _ => 0x0e,
+                };
+                read_resp(op, p, at + u64::from(p - 100) * 2 * us)
+            })
+        };
+        let writes =
+            |at: u64| (108..112u32).map(move |p| req(0x0a, p, at + u64::from(p - 107) * 300));
+        let mut events = vec![read_req(100, 8192, 0)];
+        events.extend(writes(0));
+        events.extend(responses(2 * us));
+        events.extend((108..112).map(|p| ans(0x11, p, 17 * us + u64::from(p - 108) * 70)));
+        let t1 = 1_000 * us;
+        events.push(read_req(100, 8192, t1));
+        events.extend(writes(t1));
+        events.push(read_req(104, 4096, t1 + 8 * us));
+        events.push(req(0x0a, 108, t1 + 8_300));
+        events.extend(responses(t1 + 10 * us));
+        events.extend((0..4).map(|k| ans(0x11, 111, t1 + 24_100 + k * 70)));
+        events.sort_by_key(|e| e.meta.ts_ns);
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
+        assert_eq!(f.counters.duplicate_acks, 4);
+        assert_no_copies(&r, "ACKs after READ 100's responses");
     }
 
     /// Two passes 9 µs apart resend READ 100 and 102–104; the responder answers each with
