@@ -267,7 +267,8 @@ struct Lost {
 impl Lost {
     /// Whether READ request `psn`, asking for `dma_len` bytes (0: unknown), asks again for a
     /// response found lost after `after`: the requester reads again from the READ that
-    /// response belongs to, or from the response itself (IBTA §9.7.5.1.5's resumed READ).
+    /// response belongs to, or from the response itself (its address and length advanced
+    /// past the data that came).
     fn asked_again(&self, psn: u32, dma_len: u32, after: u64) -> bool {
         let n = if self.mtu > 0 && dma_len > 0 {
             dma_len.div_ceil(self.mtu).clamp(1, RESPONSE_PSNS)
