@@ -251,6 +251,12 @@ impl std::ops::DerefMut for SeenRing {
 /// How many READ responses found lost a request flow remembers.
 const LOST: usize = 4;
 
+/// How many response PSNs a READ of `dma_len` bytes takes at the responses' MTU `mtu`
+/// (one per MTU of data, at least one); `None` when either is unknown.
+fn read_response_psns(dma_len: u32, mtu: u32) -> Option<u32> {
+    (dma_len > 0 && mtu > 0).then(|| dma_len.div_ceil(mtu).clamp(1, RESPONSE_PSNS))
+}
+
 /// The last [`LOST`] READ responses that came damaged (a bad ICRC: the requester's HCA drops
 /// them) or were skipped (lost before the capture point: found when a later one came), and
 /// when; the newest at `n - 1` modulo [`LOST`]; the responses' MTU at the last. A READ request
@@ -270,11 +276,7 @@ impl Lost {
     /// response belongs to, or from the response itself (its address and length advanced
     /// past the data that came).
     fn asked_again(&self, psn: u32, dma_len: u32, after: u64) -> bool {
-        let n = if self.mtu > 0 && dma_len > 0 {
-            dma_len.div_ceil(self.mtu).clamp(1, RESPONSE_PSNS)
-        } else {
-            1
-        };
+        let n = read_response_psns(dma_len, self.mtu).unwrap_or(1);
         (0..usize::from(self.n).min(LOST))
             .any(|i| self.at[i] > after && (0..n as i32).contains(&psn_diff(self.psns[i], psn)))
     }
@@ -1626,10 +1628,9 @@ impl Req {
     /// `mtu` (the largest first or middle READ response payload).
     fn reasked_to_end(&self, mtu: u32) -> Option<(u32, u32, bool)> {
         let (from, upto, began) = self.reasked?;
-        if mtu == 0 || self.reask_len == 0 {
+        let Some(n) = read_response_psns(self.reask_len, mtu) else {
             return Some((from, upto, began));
-        }
-        let n = self.reask_len.div_ceil(mtu).clamp(1, RESPONSE_PSNS);
+        };
         let end = self.reask_psn.wrapping_add(n - 1) & 0xff_ffff;
         Some((
             from,
@@ -4004,8 +4005,9 @@ impl Analyzer {
 
     /// Whether response flow `fi`'s requester resent no request since its answer at `t`, and
     /// no more than `alike` (the answers like it so far, the earliest at `earliest`) in the
-    /// [`DUP_NS`] before it (none known: none). The second only while the capture does not hold the requests twice as
-    /// well ([`PAIRED`]): then the answers' copies come right after the resends too.
+    /// [`DUP_NS`] before it (none known: none). The second only while the capture does not
+    /// hold the requests twice as well ([`PAIRED`]): then the answers' copies come right after
+    /// the resends too.
     #[cold]
     fn unasked(&self, fi: usize, t: u64, (alike, earliest): (usize, u64)) -> bool {
         let Some(rq) = self.flows[fi]
@@ -5059,6 +5061,29 @@ mod tests {
         }
     }
 
+    /// ACKs of writes `100 - pad` to 99 on QP 0x50, 10 µs apart: `pad` answers that fill the
+    /// first slots of the responder flow's ring of answers before a test's own.
+    fn ring_padding(pad: u32) -> Vec<Event> {
+        (0..pad)
+            .flat_map(|k| {
+                let (psn, ts) = (100 - pad + k, u64::from(k) * 10_000);
+                [
+                    rc(1, 2, 0x50, 0x0a, psn, ts),
+                    rc(2, 1, 0x51, 0x11, psn, ts + 2_000),
+                ]
+            })
+            .collect()
+    }
+
+    /// Asserts that `events` give the responder flow of QP 0x50 (to QP 0x51) `n` duplicate
+    /// ACKs and the capture no copies (`what` names the case).
+    fn assert_duplicate_acks(events: &[Event], n: u64, what: &str) {
+        let r = run_timed(events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
+        assert_eq!(f.counters.duplicate_acks, n, "{what}");
+        assert_no_copies(&r, what);
+    }
+
     /// Asserts that report `r` finds no capture's copies (`what` names the case).
     fn assert_no_copies(r: &report::Report, what: &str) {
         let codes: Vec<_> = r.findings.iter().map(|f| f.code.as_str()).collect();
@@ -5717,10 +5742,7 @@ mod tests {
                 .map(|(k, &(op, psn))| rc(2, 1, 0x51, op, psn, 1_002 * us + 2 * us * k as u64)),
         );
         events.extend((0..4).map(|k| ack(113, 1_010 * us + 7 * k)));
-        let r = run_timed(&events);
-        let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
-        assert_eq!(f.counters.duplicate_acks, 4);
-        assert_no_copies(&r, "ACKs behind READ responses");
+        assert_duplicate_acks(&events, 4, "ACKs behind READ responses");
     }
 
     /// As above on a slow link: the READ's responses come 10 µs apart, so the responder ACKs
@@ -5747,10 +5769,7 @@ mod tests {
         events.extend((110..=113).map(|p| req(0x0a, p, 1_000 * us + u64::from(p - 109) * 200)));
         events.extend(answers(1_002 * us));
         events.extend((0..4).map(|k| ack(113, 1_033 * us + 7 * k)));
-        let r = run_timed(&events);
-        let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
-        assert_eq!(f.counters.duplicate_acks, 4);
-        assert_no_copies(&r, "ACKs behind a long READ");
+        assert_duplicate_acks(&events, 4, "ACKs behind a long READ");
     }
 
     /// A pass resends READ 100, writes 103 and 104, READ 105 and a send and a write after it;
@@ -5772,11 +5791,7 @@ mod tests {
                 ..req(0x0c, psn, ts)
             };
             let ans = |op, psn, ts| rc(2, 1, 0x51, op, psn, ts);
-            let mut events = Vec::new();
-            for k in 0..pad {
-                events.push(req(0x0a, 100 - pad + k, u64::from(k) * 10 * us));
-                events.push(ans(0x11, 100 - pad + k, u64::from(k) * 10 * us + 2 * us));
-            }
+            let mut events = ring_padding(pad);
             let t0 = 100 * us;
             let (send, write) = (105 + n, 106 + n);
             let pass = |at: u64| {
@@ -5819,11 +5834,8 @@ mod tests {
             events.extend(answers(t0 + 2 * us, true));
             events.extend(pass(t0 + 1_000 * us));
             events.extend(answers(t0 + 1_002 * us, false));
-            let r = run_timed(&events);
-            let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
             let case = format!("pad {pad}, {n} responses");
-            assert_eq!(f.counters.duplicate_acks, 4, "{case}");
-            assert_no_copies(&r, &case);
+            assert_duplicate_acks(&events, 4, &case);
         }
     }
 
@@ -5841,11 +5853,7 @@ mod tests {
                 ..req(0x0c, psn, ts)
             };
             let ans = |op, psn, ts| rc(2, 1, 0x51, op, psn, ts);
-            let mut events = Vec::new();
-            for k in 0..pad {
-                events.push(req(0x0a, 100 - pad + k, u64::from(k) * 10 * us));
-                events.push(ans(0x11, 100 - pad + k, u64::from(k) * 10 * us + 2 * us));
-            }
+            let mut events = ring_padding(pad);
             let pass = |at: u64| {
                 vec![
                     read(100, at),
@@ -5879,10 +5887,7 @@ mod tests {
             events.extend(answers(t0 + 2 * us, [103, 104, 108, 112]));
             events.extend(pass(t0 + 1_000 * us));
             events.extend(answers(t0 + 1_002 * us, [112; 4]));
-            let r = run_timed(&events);
-            let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
-            assert_eq!(f.counters.duplicate_acks, 4, "pad {pad}");
-            assert_no_copies(&r, &format!("pad {pad}"));
+            assert_duplicate_acks(&events, 4, &format!("pad {pad}"));
         }
     }
 
@@ -5920,10 +5925,7 @@ mod tests {
         events.extend(responses(t1 + 10 * us));
         events.extend((0..4).map(|k| ans(0x11, 111, t1 + 24_100 + k * 70)));
         events.sort_by_key(|e| e.meta.ts_ns);
-        let r = run_timed(&events);
-        let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
-        assert_eq!(f.counters.duplicate_acks, 4);
-        assert_no_copies(&r, "ACKs after READ 100's responses");
+        assert_duplicate_acks(&events, 4, "ACKs after READ 100's responses");
     }
 
     /// Two passes 9 µs apart resend READ 100 and 102–104; the responder answers each with
@@ -5941,11 +5943,7 @@ mod tests {
                 ..req(0x0c, 100, ts)
             };
             let ans = |op, psn, ts| rc(2, 1, 0x51, op, psn, ts);
-            let mut events = Vec::new();
-            for k in 0..pad {
-                events.push(req(0x0a, 100 - pad + k, u64::from(k) * 10 * us));
-                events.push(ans(0x11, 100 - pad + k, u64::from(k) * 10 * us + 2 * us));
-            }
+            let mut events = ring_padding(pad);
             let pass = |at: u64| {
                 let mut v = vec![read(at)];
                 v.extend((102..=104).map(|p| req(0x0a, p, at + u64::from(p - 101) * 300)));
@@ -5969,10 +5967,7 @@ mod tests {
             events.extend(pass(t1 + 9 * us));
             events.extend(answers(t1 + 12_500, [104; 3]));
             events.sort_by_key(|e| e.meta.ts_ns);
-            let r = run_timed(&events);
-            let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
-            assert_eq!(f.counters.duplicate_acks, 6, "pad {pad}");
-            assert_no_copies(&r, &format!("pad {pad}"));
+            assert_duplicate_acks(&events, 6, &format!("pad {pad}"));
         }
     }
 
@@ -6023,9 +6018,10 @@ mod tests {
 
     /// READ 100 asks for four 1 KiB responses and READ 104 for two; response 100 comes
     /// damaged (dropped by the requester), or not at all, and in a third case 104 comes
-    /// damaged as well; in a fourth, damaged 100 is the first response of its flow. The requester reads both again 5 µs after it first asked, sooner than
-    /// `DUP_NS`: re-reads that ask for lost responses, not the capture's copies. Copies of the
-    /// re-read requests themselves are still the capture's.
+    /// damaged as well; in a fourth, damaged 100 is the first response of its flow. The
+    /// requester reads both again 5 µs after it first asked, sooner than `DUP_NS`: re-reads
+    /// that ask for lost responses, not the capture's copies. Copies of the re-read requests
+    /// themselves are still the capture's.
     #[test]
     fn a_re_read_soon_after_the_first_ask_is_no_copy() {
         let read = read_req;
