@@ -3572,7 +3572,11 @@ impl Analyzer {
                         if named {
                             rq.nak_psn_since = None;
                         }
-                        if rq.naks_since_pass > 0 {
+                        // A re-read from below the PSN a pending NAK named serves no NAK (a
+                        // NAK's pass starts at the PSN it names): it is the re-read's pass.
+                        let below_nak =
+                            reread && rq.nak_psn_since.is_some_and(|p| psn_diff(bth.psn, p) < 0);
+                        if rq.naks_since_pass > 0 && !below_nak {
                             rq.naks_since_pass -= 1;
                             rq.timeouts_in_row = 0;
                             // A pass that goes back within a burst, after the RNR NAK's timer
@@ -3650,7 +3654,15 @@ impl Analyzer {
                     rq.gap_open = None;
                 } else if !rq.in_retx {
                     rq.in_retx = true;
-                    let trigger = rq.pending.take();
+                    // A re-read from below the PSN a pending NAK named leaves the NAK pending.
+                    let trigger = if reread
+                        && rq.pending == Some(Trigger::Nak)
+                        && psn_diff(bth.psn, rq.nak_psn) < 0
+                    {
+                        None
+                    } else {
+                        rq.pending.take()
+                    };
                     // A pass that begins with a gap fill (the passes above begin with a resend):
                     // the NAK's or RNR NAK's as well, and the resends after it go on with it.
                     if class == Class::GapFilled {
@@ -3902,7 +3914,7 @@ impl Analyzer {
                 .iter()
                 .filter(|&&(t, k)| k == key && t <= ts && ts - t < DUP_NS)
                 .fold((0, u64::MAX), |(c, e), &(t, _)| (c + 1, e.min(t)));
-            if self.unasked(fi, first, (alike, earliest)) && !self.sent_again(fi, bth) {
+            if self.unasked(fi, (first, ts), (alike, earliest)) && !self.sent_again(fi, bth) {
                 self.flows[fi].resp().answers[i].0 |= ANSWER_COPIED;
                 self.duplicate(fi, e.meta.number);
                 return true;
@@ -4005,11 +4017,11 @@ impl Analyzer {
 
     /// Whether response flow `fi`'s requester resent no request since its answer at `t`, and
     /// no more than `alike` (the answers like it so far, the earliest at `earliest`) in the
-    /// [`DUP_NS`] before it (none known: none). The second only while the capture does not
-    /// hold the requests twice as well ([`PAIRED`]): then the answers' copies come right after
-    /// the resends too.
+    /// [`DUP_NS`] before the earliest (none known: none), for an answer like it at `ts`. The
+    /// second only while the capture does not hold the requests twice as well ([`PAIRED`]):
+    /// then the answers' copies come right after the resends too.
     #[cold]
-    fn unasked(&self, fi: usize, t: u64, (alike, earliest): (usize, u64)) -> bool {
+    fn unasked(&self, fi: usize, (t, ts): (u64, u64), (alike, earliest): (usize, u64)) -> bool {
         let Some(rq) = self.flows[fi]
             .peer()
             .and_then(|p| self.flows[p].req.live_ref())
@@ -4020,15 +4032,16 @@ impl Analyzer {
             return true;
         };
         // Answers to requests resent come behind the READ responses the responder was sending
-        // (in order, IBTA §9.7.5): the window grows by the run of them that ended just before,
-        // and reaches back to the resent READ that the last response before the alike answers
-        // (the earliest at `earliest`) answers: what was resent after it is answered after its
-        // responses, however long they took.
+        // (in order, IBTA §9.7.5). The window starts `DUP_NS` before the earliest alike answer
+        // (which may answer no resend: it can be the first answer), grows by the run of READ
+        // responses that ended just before, and reaches back to the resent READs that the last
+        // responses before the earliest alike answer and before this one answer: what was
+        // resent after such a READ is answered after its responses, however long they took.
         let Some(rs) = self.flows[fi].resp.as_deref() else {
             return true;
         };
         let (start, end) = rs.read_run;
-        let mut from = t.saturating_sub(DUP_NS);
+        let mut from = t.min(earliest).saturating_sub(DUP_NS);
         if end <= t && t - end < DUP_NS {
             from = from.saturating_sub((end - start).min(DUP_NS));
         }
@@ -4044,15 +4057,21 @@ impl Analyzer {
             .iter()
             .filter(|&&(_, k)| self.kinds[(k >> 56) as usize] == Kind::ReadResponse)
             .map(|&(a, k)| (a & !ANSWER_COPIED, k as u32 & 0xff_ffff))
-            .chain(runs.flat_map(|&(a, first, last)| [(a, first), (a, last)]))
-            .filter(|&(a, _)| a > 0 && a < earliest && earliest - a < DUP_NS);
-        let newest = reads.clone().map(|(a, _)| a).max();
-        if let Some(s) = reads
-            .filter(|&(a, _)| Some(a) == newest)
-            .filter_map(|(a, p)| r.read_of(p, a))
-            .min()
-        {
-            from = from.min(s + 1);
+            .chain(runs.flat_map(|&(a, first, last)| [(a, first), (a, last)]));
+        // A re-read's responses between the earliest alike answer and this one put this one
+        // behind them.
+        for bound in [earliest, ts] {
+            let before = reads
+                .clone()
+                .filter(|&(a, _)| a > 0 && a < bound && bound - a < DUP_NS);
+            let newest = before.clone().map(|(a, _)| a).max();
+            if let Some(s) = before
+                .filter(|&(a, _)| Some(a) == newest)
+                .filter_map(|(a, p)| r.read_of(p, a))
+                .min()
+            {
+                from = from.min(s + 1);
+            }
         }
         r.since(t) == 0 && (rq.pairs >= PAIRED || r.since(from) <= alike)
     }
@@ -5586,6 +5605,84 @@ mod tests {
         }
     }
 
+    /// READ 100 asks for 16 responses, and the send after it loses 120 (damaged). Response
+    /// 110 comes damaged, so the requester reads again from 110 and resends 116–119; the
+    /// responder NAKs 120 meanwhile. 113 and 114 come damaged again, so the requester reads
+    /// again from 113, resends 116–118 and goes on at 120, the PSN the NAK named. The re-reads
+    /// start below that PSN, so they leave the NAK pending; the pass that began with the first
+    /// one serves it at 120. One pass, a re-read's, and no timeout.
+    #[test]
+    fn a_re_read_below_a_pending_nak_s_psn_leaves_the_nak_to_its_pass() {
+        let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
+        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
+        let resp = |psn: u32, last: u32, ts| {
+            let op = if psn == last { 0x0f } else { 0x0e };
+            read_resp(op, psn, ts)
+        };
+        let mut events = vec![
+            read_req(100, 16_384, 467),
+            req(0x04, 116, 743),
+            req(0x0b, 117, 3_749),
+            req(0x00, 118, 4_829),
+            req(0x01, 119, 7_835),
+            damaged(req(0x01, 120, 10_841)),
+            req(0x01, 121, 13_847),
+            read_req(110, 6_144, 16_853),
+            req(0x04, 116, 17_129),
+            req(0x0b, 117, 20_135),
+            req(0x00, 118, 21_215),
+            req(0x01, 119, 24_221),
+            read_req(113, 3_072, 27_227),
+            req(0x04, 116, 27_503),
+            req(0x0b, 117, 30_509),
+            req(0x00, 118, 31_589),
+            req(0x01, 120, 34_595),
+            req(0x01, 121, 37_601),
+            req(0x01, 122, 40_607),
+            req(0x02, 123, 43_613),
+            ack(116, 17_897),
+            ack(117, 17_965),
+            Event {
+                aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
+                ..ack(120, 18_033)
+            },
+            ack(119, 25_443),
+            ack(119, 25_511),
+            ack(119, 33_165),
+            ack(119, 33_533),
+            ack(123, 46_000),
+        ];
+        events.push(read_resp(0x0d, 100, 3_745));
+        events.extend((101..=115).map(|p| {
+            let e = resp(p, 115, 3_745 + u64::from(p - 100) * 884);
+            if p == 110 {
+                damaged(e)
+            } else {
+                e
+            }
+        }));
+        events.push(read_resp(0x0d, 110, 20_131));
+        events.extend((111..=115).map(|p| {
+            let e = resp(p, 115, 20_131 + u64::from(p - 110) * 884);
+            if p == 113 || p == 114 {
+                damaged(e)
+            } else {
+                e
+            }
+        }));
+        events.push(read_resp(0x0d, 113, 30_505));
+        events.extend((114..=115).map(|p| resp(p, 115, 30_505 + u64::from(p - 113) * 886)));
+        events.sort_by_key(|e| e.meta.ts_ns);
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        assert_eq!((f.counters.timeouts, f.timeouts_in_a_row), (0, 0));
+        let t = &f.retransmission_triggers;
+        assert_eq!(
+            (t.nak, t.timeout, t.unknown, t.read_response_gap),
+            (0, 0, 0, 1)
+        );
+    }
+
     /// A NAK's go-back-N pass resends 103 and 104, then a new packet (111) that the network
     /// held back comes, then the pass goes on with 105: one pass, the NAK's, and no timeout.
     /// Copies that trail by microseconds (resends of one packet between new ones) do not make
@@ -5926,6 +6023,146 @@ mod tests {
         events.extend((0..4).map(|k| ans(0x11, 111, t1 + 24_100 + k * 70)));
         events.sort_by_key(|e| e.meta.ts_ns);
         assert_duplicate_acks(&events, 4, "ACKs after READ 100's responses");
+    }
+
+    /// READ 100's first response comes damaged; the requester reads again from 100 and
+    /// resends 104, 105, READ 106 and 110 before READ 106's responses and ACK 110 come. The
+    /// responder answers the re-read after those: its responses, then ACK 110 again for 104
+    /// and 105 (88 ns apart, 8 µs after the first ACK 110), and after READ 106's responses once
+    /// more, for 110. Three duplicate ACKs, none the capture's copy: the first ACK 110 answered
+    /// no resend, and those resent after the re-read are answered after its responses.
+    #[test]
+    fn duplicate_acks_behind_a_re_read_s_responses_are_no_copies() {
+        for pad in 0..8u32 {
+            let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
+            let ack = |ts| rc(2, 1, 0x51, 0x11, 110, ts);
+            let responses = |first: u32, at: u64| {
+                (first..first + 4).map(move |p| {
+                    let op = [0x0d, 0x0e, 0x0e, 0x0f][(p - first) as usize];
+                    read_resp(op, p, at + u64::from(p - first) * 1_700)
+                })
+            };
+            let mut events = ring_padding(pad);
+            let t = 200_000;
+            events.extend([
+                read_req(100, 4096, t),
+                req(0x04, 104, t + 276),
+                req(0x0a, 105, t + 1_236),
+                read_req(106, 4096, t + 2_000),
+                req(0x04, 110, t + 2_276),
+                read_req(100, 4096, t + 7_000),
+                req(0x04, 104, t + 7_276),
+                req(0x0a, 105, t + 8_236),
+                read_req(106, 4096, t + 12_000),
+                req(0x04, 110, t + 12_276),
+                rc(2, 1, 0x51, 0x11, 104, t + 8_200),
+                rc(2, 1, 0x51, 0x11, 105, t + 8_300),
+                ack(t + 13_600),
+                ack(t + 21_600),
+                ack(t + 21_688),
+                ack(t + 25_300),
+            ]);
+            let mut first = responses(100, t + 3_000).collect::<Vec<_>>();
+            first[0] = damaged(first[0].clone());
+            events.extend(first);
+            events.extend(responses(106, t + 8_400));
+            events.extend(responses(100, t + 16_400));
+            events.extend(responses(106, t + 21_800).take(3));
+            events.sort_by_key(|e| e.meta.ts_ns);
+            assert_duplicate_acks(&events, 3, &format!("pad {pad}"));
+        }
+    }
+
+    /// READ 100's first response comes damaged; the requester reads again from 100 and
+    /// resends 104, READ 105 (16 responses) and 121. The responder sends READ 105's responses
+    /// first, for 20 µs, then ACK 121, then the re-read's responses and ACK 121 again for 104,
+    /// 5.5 µs after the first. That answers a request resent before the re-read's responses,
+    /// however long before the first ACK 121: two duplicate ACKs, no copy.
+    #[test]
+    fn duplicate_acks_behind_a_re_read_reach_back_to_it() {
+        let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
+        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
+        let responses = |first: u32, n: u32, at: u64| {
+            (first..first + n).map(move |p| {
+                let op = match p - first {
+                    0 => 0x0d,
+                    k if k == n - 1 => 0x0f,
+                    _ => 0x0e,
+                };
+                read_resp(op, p, at + u64::from(p - first) * 1_343)
+            })
+        };
+        let mut events = vec![
+            read_req(100, 4096, 0),
+            req(0x04, 104, 300),
+            read_req(105, 16_384, 600),
+            req(0x04, 121, 900),
+            ack(104, 5_100),
+            read_req(100, 4096, 5_500),
+            req(0x04, 104, 5_800),
+            read_req(105, 16_384, 9_000),
+            req(0x04, 121, 9_300),
+            ack(121, 26_300),
+            ack(121, 31_800),
+            ack(121, 36_000),
+        ];
+        let mut first = responses(100, 4, 2_000).collect::<Vec<_>>();
+        first[0] = damaged(first[0].clone());
+        events.extend(first);
+        events.extend(responses(105, 16, 6_000));
+        events.extend(responses(100, 4, 26_400));
+        events.extend(responses(105, 16, 31_900).take(3));
+        events.sort_by_key(|e| e.meta.ts_ns);
+        assert_duplicate_acks(&events, 2, "ACK 121 after the re-read's responses");
+    }
+
+    /// READ 101's third response comes damaged; the requester reads again from 103 and
+    /// resends 105–109, the READ 107 among them. The responder answers 107–109 first (ACK
+    /// 109), then the re-read, then ACK 109 again for 105 and 106, READ 107's response again
+    /// and ACK 109 for 108 and 109. Four duplicate ACKs, wherever they fall in the ring of
+    /// answers: the resends they answer came up to 8 µs before the first ACK 109, not before
+    /// the copy found, and the READ response just before that ACK answers a READ not resent
+    /// then.
+    #[test]
+    fn duplicate_acks_reach_back_from_the_first_alike() {
+        for pad in 0..8u32 {
+            let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
+            let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
+            let t = 200_000;
+            let mut events = ring_padding(pad);
+            events.extend([
+                read_req(101, 4096, t + 2_840),
+                req(0x04, 105, t + 2_950),
+                req(0x0a, 106, t + 5_243),
+                read_req(107, 1024, t + 7_536),
+                req(0x04, 108, t + 7_646),
+                req(0x0a, 109, t + 8_029),
+                read_req(103, 2048, t + 10_322),
+                req(0x04, 105, t + 10_432),
+                req(0x0a, 106, t + 12_725),
+                read_req(107, 1024, t + 15_018),
+                req(0x04, 108, t + 15_128),
+                req(0x0a, 109, t + 15_511),
+                read_resp(0x0d, 101, t + 6_066),
+                read_resp(0x0e, 102, t + 6_743),
+                damaged(read_resp(0x0e, 103, t + 7_419)),
+                read_resp(0x0f, 104, t + 8_095),
+                ack(105, t + 8_772),
+                ack(106, t + 8_794),
+                read_resp(0x10, 107, t + 10_762),
+                ack(108, t + 11_439),
+                ack(109, t + 11_461),
+                read_resp(0x0d, 103, t + 13_548),
+                read_resp(0x0f, 104, t + 14_225),
+                ack(109, t + 14_902),
+                ack(109, t + 16_106),
+                read_resp(0x10, 107, t + 18_244),
+                ack(109, t + 18_921),
+                ack(109, t + 18_943),
+            ]);
+            events.sort_by_key(|e| e.meta.ts_ns);
+            assert_duplicate_acks(&events, 4, &format!("pad {pad}"));
+        }
     }
 
     /// Two passes 9 µs apart resend READ 100 and 102–104; the responder answers each with
