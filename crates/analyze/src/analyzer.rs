@@ -1268,9 +1268,11 @@ pub(crate) struct Req {
     reask_len: u32,
     /// PSN sequence NAKs for other PSNs that came while one was pending: each starts a
     /// go-back-N burst of its own (a strict receiver NAKs again once a late packet let it
-    /// move on) unless a burst under way resends its PSN; and the PSN of the last.
+    /// move on) unless a burst under way resends its PSN; the PSN of the last, and the lowest
+    /// since none was pending (a pass that served some leaves it).
     naks_queued: u8,
     nak_psn: u32,
+    nak_low: u32,
     /// Go-back-N passes since the last response (ACK, NAK, READ response) that no NAK or RNR
     /// NAK started, so ACK timeouts did: the requester's retries of its oldest request. A
     /// pass starts with the first resend after new data, with a resend that goes back, or
@@ -3490,7 +3492,7 @@ impl Analyzer {
             }
             Class::Retransmitted | Class::GapFilled => {
                 // A burst later than any NAK's round trip after the last NAK, or one that
-                // starts below the NAK's PSN after the flow went quiet for `ACT_NS` (a NAK's
+                // starts below the NAKs' PSNs after the flow went quiet for `ACT_NS` (a NAK's
                 // pass starts at the PSN it names, IBTA §9.7.5.1.2, at once): the requester did
                 // not act on those NAKs (it resends after its ACK timer), so none of them
                 // starts it.
@@ -3500,8 +3502,7 @@ impl Analyzer {
                         let since = ts.saturating_sub(n);
                         since > NAK_QUIET_NS
                             || since >= ACT_NS
-                                && rq.naks_queued == 0
-                                && psn_diff(bth.psn, rq.nak_psn) < 0
+                                && psn_diff(bth.psn, rq.nak_low) < 0
                                 && quiet(rq) >= ACT_NS
                     })
                 {
@@ -4176,8 +4177,13 @@ impl Analyzer {
                 // Only a PSN sequence error NAK leads to a retransmission.
                 if let (0, Some(r)) = (code, req) {
                     if let Some(rq) = self.flows[r].req.open() {
-                        if rq.pending == Some(Trigger::Nak) && rq.nak_psn != bth.psn {
+                        if rq.pending != Some(Trigger::Nak) {
+                            rq.nak_low = bth.psn;
+                        } else if rq.nak_psn != bth.psn {
                             rq.naks_queued = rq.naks_queued.saturating_add(1);
+                            if psn_diff(bth.psn, rq.nak_low) < 0 {
+                                rq.nak_low = bth.psn;
+                            }
                         }
                         rq.nak_psn = bth.psn;
                         rq.pending = Some(Trigger::Nak);
@@ -5557,13 +5563,13 @@ mod tests {
     /// requester, busy with something else, does not act on it: its ACK timer runs out
     /// 1.2 ms later and it resends from 102. That pass is a timeout's, not the NAK's: no
     /// requester takes longer than a NAK's round trip to act on one. Nor does a NAK's pass
-    /// start below the PSN it names.
+    /// start below the PSN it names (with several pending, below the lowest).
     #[test]
     fn a_pass_long_after_a_nak_is_the_ack_timer_s() {
         let req = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
-        let nak = Event {
+        let nak = |psn, ts| Event {
             aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
-            ..rc(2, 1, 0x51, 0x11, 102, 9_000)
+            ..rc(2, 1, 0x51, 0x11, psn, ts)
         };
         let late = 1_200_000;
         let events = [
@@ -5573,7 +5579,7 @@ mod tests {
             req(103, 4_000),
             req(104, 5_000),
             req(105, 6_000),
-            nak,
+            nak(102, 9_000),
             req(102, late),
             req(103, late + 200),
             req(104, late + 400),
@@ -5602,6 +5608,16 @@ mod tests {
             let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
             let t = &f.retransmission_triggers;
             assert_eq!((t.nak, t.timeout), want, "from {from}");
+        }
+        // So with two NAKs pending (107 lost too, NAKed after 108): below both, the timer's.
+        for (from, want) in [(101, (0, 1)), (102, (1, 0))] {
+            let mut two = events[..7].to_vec();
+            two.extend([req(106, 10_000), req(108, 11_000), nak(107, 12_000)]);
+            two.extend((from..=108).map(|p| req(p, 300_000 + u64::from(p) * 200)));
+            let r = run_timed(&two);
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+            let t = &f.retransmission_triggers;
+            assert_eq!((t.nak, t.timeout), want, "two NAKs, from {from}");
         }
     }
 
