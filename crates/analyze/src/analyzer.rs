@@ -1647,7 +1647,23 @@ impl Req {
         let l = self.read_lost.get_or_insert_with(Box::default);
         let i = l.n as usize % LOST;
         (l.psns[i], l.at[i], l.mtu) = (psn, ts, mtu);
-        l.n = l.n.wrapping_add(1);
+        // Past 255 it stays at least `LOST` (every slot holds one), the next slot still next.
+        l.n = l.n.checked_add(1).unwrap_or(LOST as u8);
+    }
+
+    /// READ responses from `from` up to `to` (not included) never came, found at `ts`: the
+    /// first of them that a READ's responses use is lost (see [`Req::lost`]). The others are
+    /// requests answered by ACKs, which READ responses pass over as they go on.
+    #[cold]
+    fn passed_over(&mut self, from: u32, to: u32, mtu: u32, ts: u64) {
+        let n = psn_diff(to, from).clamp(0, 64) as u32;
+        let t = self.s.psn.as_ref();
+        if let Some(p) = (0..n)
+            .map(|k| from.wrapping_add(k) & 0xff_ffff)
+            .find(|&p| !t.is_some_and(|t| t.other_request(p)))
+        {
+            self.lost(p, mtu, ts);
+        }
     }
 
     /// READ request `psn` was resent (or reads again), asking for `dma_len` bytes: the
@@ -3495,8 +3511,8 @@ impl Analyzer {
                 // starts below the NAKs' PSNs after the flow went quiet for `ACT_NS` (a NAK's
                 // pass starts at the PSN it names, IBTA §9.7.5.1.2, at once): the requester did
                 // not act on those NAKs (it resends after its ACK timer), so none of them
-                // starts it.
-                if !rq.in_retx
+                // starts it; nor a pass that goes back within a burst.
+                if (!rq.in_retx || psn_diff(bth.psn, rq.retx_psn) <= 0)
                     && rq.pending == Some(Trigger::Nak)
                     && rq.last_nak_at.is_some_and(|n| {
                         let since = ts.saturating_sub(n);
@@ -4256,7 +4272,7 @@ impl Analyzer {
         }
         rq.read_response_at = m.ts_ns;
         if let Some(p) = skipped {
-            rq.lost(p, mtu, m.ts_ns);
+            rq.passed_over(p, bth.psn, mtu, m.ts_ns);
         }
         // A damaged response, followed as it came only because its flow had no good ICRC yet:
         // lost to the requester all the same.
@@ -5060,6 +5076,61 @@ mod tests {
         );
     }
 
+    /// READ 100's first response comes damaged; five WRITE and READ pairs follow, each READ's
+    /// only response passing over the WRITE's PSN (answered by an ACK). Those PSNs are no
+    /// lost READ responses: the requester's reading 100 again 4 µs after it first asked is a
+    /// re-read, not the capture's copy of the READ.
+    #[test]
+    fn responses_passing_over_acked_requests_lose_nothing() {
+        let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
+        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
+        let mut events = vec![
+            read_req(100, 4096, 0),
+            damaged(read_resp(0x0d, 100, 1_500)),
+            read_resp(0x0e, 101, 1_600),
+            read_resp(0x0e, 102, 1_700),
+            read_resp(0x0f, 103, 1_800),
+            read_req(100, 4096, 4_000),
+        ];
+        for k in 0..5u32 {
+            let (psn, at) = (104 + 2 * k, u64::from(k) * 200);
+            events.extend([
+                req(0x0a, psn, 100 + at),
+                read_req(psn + 1, 1024, 200 + at),
+                ack(psn, 1_900 + at),
+                read_resp(0x10, psn + 1, 2_000 + at),
+            ]);
+        }
+        events.extend((100..104).map(|p| {
+            let op = [0x0d, 0x0e, 0x0e, 0x0f][(p - 100) as usize];
+            read_resp(op, p, 4_500 + u64::from(p - 100) * 100)
+        }));
+        events.sort_by_key(|e| e.meta.ts_ns);
+        let r = run_timed(&events);
+        assert_no_copies(&r, "READ 100 read again");
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        assert_eq!(f.counters.retransmitted_packets, 1);
+    }
+
+    /// The ring of READ responses found lost keeps its last four past the 255th (its count
+    /// wrapped to none, and a re-read asking for one of them then read as the capture's copy).
+    #[test]
+    fn lost_responses_are_remembered_past_the_255th() {
+        let mut rq = Req::default();
+        for k in 0..300u32 {
+            let (last, at) = (1_000 + k * 16, u64::from(k + 1) * 1_000);
+            rq.lost(last, 4096, at);
+            let l = rq.read_lost.as_deref().unwrap();
+            assert!(l.asked_again(last, 65_536, at - 1), "loss {k}");
+            if k >= 3 {
+                assert!(l.asked_again(last - 48, 16_384, 0), "loss {k}");
+            }
+            if k >= 4 {
+                assert!(!l.asked_again(last - 64, 16_384, 0), "loss {k}");
+            }
+        }
+    }
+
     /// An event with opcode `opcode` from `src` to `dst`'s QP `qp` at `ts` (an ACK for 0x11).
     /// A READ request of QP 0x50 (node 1 to node 2) for `dma` bytes.
     fn read_req(psn: u32, dma: u32, ts: u64) -> Event {
@@ -5697,6 +5768,36 @@ mod tests {
             (t.nak, t.timeout, t.unknown, t.read_response_gap),
             (0, 0, 0, 1)
         );
+    }
+
+    /// 105 is lost; the NAK's pass resends 105–110, and 105 comes damaged again, so the
+    /// responder NAKs it again. The requester does not act on that NAK: its ACK timer runs
+    /// out 1.05 ms later and it goes back to 105 within the same burst. That pass is the
+    /// timer's (a retry after a timeout, `timeouts_in_a_row`), not the second NAK's.
+    #[test]
+    fn a_pass_back_long_after_a_nak_within_a_burst_is_the_timer_s() {
+        let req = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
+        let nak = |ts| Event {
+            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
+            ..rc(2, 1, 0x51, 0x11, 105, ts)
+        };
+        let mut events: Vec<_> = (100..=110)
+            .filter(|&p| p != 105)
+            .map(|p| req(p, u64::from(p - 100) * 1_000))
+            .collect();
+        events.push(rc(2, 1, 0x51, 0x11, 104, 6_000));
+        events.push(nak(12_000));
+        events.push(damaged(req(105, 13_000)));
+        events.extend((106..=110).map(|p| req(p, 13_000 + u64::from(p - 105) * 200)));
+        events.push(nak(15_000));
+        let late = 15_000 + 1_050_000;
+        events.extend((105..=110).map(|p| req(p, late + u64::from(p - 105) * 200)));
+        events.push(rc(2, 1, 0x51, 0x11, 110, late + 3_000));
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        assert_eq!(f.timeouts_in_a_row, 1);
+        let t = &f.retransmission_triggers;
+        assert_eq!((t.nak, t.timeout, t.unknown), (1, 0, 0));
     }
 
     /// A NAK's go-back-N pass resends 103 and 104, then a new packet (111) that the network

@@ -296,6 +296,18 @@ impl Tracker {
         usize::try_from(psn_diff(psn, self.base)).is_ok_and(|i| Self::bits(&self.words, i).0)
     }
 
+    /// Whether `psn` was seen as a request other than an RDMA READ (answered by an ACK, never
+    /// by READ responses): `false` when unknown, as [`Tracker::seen`].
+    pub fn other_request(&self, psn: u32) -> bool {
+        if !self.init || self.sealed || psn_diff(psn, self.highest) > 0 {
+            return false;
+        }
+        usize::try_from(psn_diff(psn, self.base)).is_ok_and(|i| {
+            let (seen, read) = Self::bits(&self.words, i);
+            seen && !read
+        })
+    }
+
     /// PSNs between the first and the highest never seen (READ-consumed ones excepted).
     pub fn missing(&self) -> u64 {
         if !self.init {
@@ -397,6 +409,23 @@ mod tests {
         assert_eq!(t.missing_through(1), 2);
         assert_eq!(t.missing_through(0xff_fffe), 0);
         assert_eq!(t.missing_through(0xff_0000), 0); // before the window
+    }
+
+    /// A request other than a READ is told from a READ, from the PSNs a READ's responses
+    /// consumed and from PSNs past the highest, across the wrap.
+    #[test]
+    fn other_requests_are_told_from_reads() {
+        let mut t = Tracker::default();
+        let start = 0xff_fffe;
+        t.see(start, false);
+        t.see(start + 1, true); // a READ of 3 PSNs: 0 and 1 are its responses'
+        t.see(2, false);
+        assert!(t.other_request(start));
+        assert!(!t.other_request(start + 1));
+        assert!(!t.other_request(0) && !t.other_request(1));
+        assert!(t.other_request(2));
+        assert!(!t.other_request(3));
+        assert!(!t.other_request(start - 100));
     }
 
     /// The next PSN seen: the next request, past what a READ consumed, across words and the
