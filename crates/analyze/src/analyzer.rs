@@ -1281,9 +1281,10 @@ pub(crate) struct Req {
     /// before the pass it was making reached it).
     timeouts_in_row: u32,
     /// NAKs and RNR NAKs that came since the last pass started, each the trigger of a pass to
-    /// come, and the PSN the last of them named.
+    /// come, the PSN the last of them named, and whether that was an RNR NAK's.
     naks_since_pass: u8,
     nak_psn_since: Option<u32>,
+    nak_since_rnr: bool,
     /// The PSN of the last resent packet.
     retx_psn: u32,
     /// The PSN and time of the first packet of the last go-back-N pass.
@@ -3587,7 +3588,13 @@ impl Analyzer {
                     // before its pass reached it. The next request seen after the last resend
                     // is the pass going on (after a READ request, past the PSNs its responses
                     // consume).
-                    let named = rq.nak_psn_since == Some(bth.psn) && {
+                    // A PSN sequence NAK from longer ago than its round trip names no PSN a
+                    // pass jumps to now (an RNR NAK's pass waits for its timer).
+                    let stale = !rq.nak_since_rnr
+                        && rq
+                            .last_nak_at
+                            .is_some_and(|n| ts.saturating_sub(n) > NAK_QUIET_NS);
+                    let named = rq.nak_psn_since == Some(bth.psn) && !stale && {
                         let next = rq.s.psn.as_ref().and_then(|t| t.next_seen(rq.retx_psn));
                         let next = next.unwrap_or(rq.retx_psn.wrapping_add(1) & 0xff_ffff);
                         psn_diff(bth.psn, next) > 0
@@ -4164,7 +4171,7 @@ impl Analyzer {
                         rq.s.rnr_naks_in_a_row =
                             rq.s.rnr_naks_in_a_row.max(u64::from(rq.rnr_in_row));
                         rq.naks_since_pass = rq.naks_since_pass.saturating_add(1);
-                        rq.nak_psn_since = Some(bth.psn);
+                        (rq.nak_psn_since, rq.nak_since_rnr) = (Some(bth.psn), true);
                     }
                 }
             }
@@ -4186,7 +4193,7 @@ impl Analyzer {
                     rq.timeouts_in_row = 0;
                     rq.rnr_in_row = 0;
                     rq.naks_since_pass = rq.naks_since_pass.saturating_add(1);
-                    rq.nak_psn_since = Some(bth.psn);
+                    (rq.nak_psn_since, rq.nak_since_rnr) = (Some(bth.psn), false);
                     rq.last_nak_at = Some(ts);
                     if code != 0 {
                         // Any other NAK may not be retried: the requester's QP goes to the
@@ -5833,6 +5840,33 @@ mod tests {
         assert_eq!(f.timeouts_in_a_row, 1);
         let t = &f.retransmission_triggers;
         assert_eq!((t.nak, t.timeout, t.unknown), (1, 0, 0));
+    }
+
+    /// 110 comes damaged and its NAK is lost after the capture point; the requester's timer
+    /// resends 100–102 (the NAK's pass, as far as the capture tells), then stalls for 1.2 ms.
+    /// An ACK of 109 comes and the pass goes on at 110, then stalls again until the timer
+    /// resends 110. The jump to 110, 1.2 ms after the NAK that named it, is the pass going on,
+    /// not a new pass: one retry after a timeout in a row, not two.
+    #[test]
+    fn a_nak_long_ago_names_no_jump() {
+        let req = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
+        let mut events: Vec<_> = (100..=112)
+            .map(|p| req(p, u64::from(p - 100) * 1_000))
+            .collect();
+        events[10] = damaged(events[10].clone());
+        events.push(Event {
+            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
+            ..rc(2, 1, 0x51, 0x11, 110, 14_000)
+        });
+        events.extend((100..=102).map(|p| req(p, 20_000 + u64::from(p - 100) * 200)));
+        let on = 1_230_000;
+        events.push(rc(2, 1, 0x51, 0x11, 109, on - 10_000));
+        events.extend((110..=112).map(|p| req(p, on + u64::from(p - 110) * 200)));
+        let again = on + 1_200_000;
+        events.extend((110..=112).map(|p| req(p, again + u64::from(p - 110) * 200)));
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        assert_eq!(f.timeouts_in_a_row, 1);
     }
 
     /// A NAK's go-back-N pass resends 103 and 104, then a new packet (111) that the network
