@@ -5116,10 +5116,7 @@ mod tests {
                 read_resp(0x10, psn + 1, 2_000 + at),
             ]);
         }
-        events.extend((100..104).map(|p| {
-            let op = [0x0d, 0x0e, 0x0e, 0x0f][(p - 100) as usize];
-            read_resp(op, p, 4_500 + u64::from(p - 100) * 100)
-        }));
+        events.extend(read_resps(100, 4, 4_500, 100));
         events.sort_by_key(|e| e.meta.ts_ns);
         let r = run_timed(&events);
         assert_no_copies(&r, "READ 100 read again");
@@ -5189,6 +5186,20 @@ mod tests {
             icrc: Some(IcrcStatus::Ok),
             ..rc(2, 1, 0x51, op, psn, ts)
         }
+    }
+
+    /// A READ's `n` responses ([`read_resp`]) from PSN `first`, the first at `at` and `gap` ns
+    /// apart: First, Middle… and Last, or Only.
+    fn read_resps(first: u32, n: u32, at: u64, gap: u64) -> impl Iterator<Item = Event> {
+        (0..n).map(move |k| {
+            let op = match k {
+                _ if n == 1 => 0x10,
+                0 => 0x0d,
+                _ if k == n - 1 => 0x0f,
+                _ => 0x0e,
+            };
+            read_resp(op, first + k, at + u64::from(k) * gap)
+        })
     }
 
     /// `e` with a bad ICRC.
@@ -5744,10 +5755,6 @@ mod tests {
     fn a_re_read_below_a_pending_nak_s_psn_leaves_the_nak_to_its_pass() {
         let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
         let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
-        let resp = |psn: u32, last: u32, ts| {
-            let op = if psn == last { 0x0f } else { 0x0e };
-            read_resp(op, psn, ts)
-        };
         let mut events = vec![
             read_req(100, 16_384, 467),
             req(0x04, 116, 743),
@@ -5781,26 +5788,20 @@ mod tests {
             ack(119, 33_533),
             ack(123, 46_000),
         ];
-        events.push(read_resp(0x0d, 100, 3_745));
-        events.extend((101..=115).map(|p| {
-            let e = resp(p, 115, 3_745 + u64::from(p - 100) * 884);
-            if p == 110 {
-                damaged(e)
-            } else {
-                e
-            }
-        }));
-        events.push(read_resp(0x0d, 110, 20_131));
-        events.extend((111..=115).map(|p| {
-            let e = resp(p, 115, 20_131 + u64::from(p - 110) * 884);
-            if p == 113 || p == 114 {
-                damaged(e)
-            } else {
-                e
-            }
-        }));
-        events.push(read_resp(0x0d, 113, 30_505));
-        events.extend((114..=115).map(|p| resp(p, 115, 30_505 + u64::from(p - 113) * 886)));
+        // The READ's responses, and those of the two re-reads; the damaged ones marked.
+        for (first, at, gap, bad) in [
+            (100, 3_745, 884, &[110][..]),
+            (110, 20_131, 884, &[113, 114]),
+            (113, 30_505, 886, &[]),
+        ] {
+            events.extend(read_resps(first, 116 - first, at, gap).map(|e| {
+                if bad.contains(&e.bth.unwrap().psn) {
+                    damaged(e)
+                } else {
+                    e
+                }
+            }));
+        }
         events.sort_by_key(|e| e.meta.ts_ns);
         let r = run_timed(&events);
         let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
@@ -6222,12 +6223,7 @@ mod tests {
         for pad in 0..8u32 {
             let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
             let ack = |ts| rc(2, 1, 0x51, 0x11, 110, ts);
-            let responses = |first: u32, at: u64| {
-                (first..first + 4).map(move |p| {
-                    let op = [0x0d, 0x0e, 0x0e, 0x0f][(p - first) as usize];
-                    read_resp(op, p, at + u64::from(p - first) * 1_700)
-                })
-            };
+            let responses = |first, at| read_resps(first, 4, at, 1_700);
             let mut events = ring_padding(pad);
             let t = 200_000;
             events.extend([
@@ -6268,16 +6264,7 @@ mod tests {
     fn duplicate_acks_behind_a_re_read_reach_back_to_it() {
         let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
         let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
-        let responses = |first: u32, n: u32, at: u64| {
-            (first..first + n).map(move |p| {
-                let op = match p - first {
-                    0 => 0x0d,
-                    k if k == n - 1 => 0x0f,
-                    _ => 0x0e,
-                };
-                read_resp(op, p, at + u64::from(p - first) * 1_343)
-            })
-        };
+        let responses = |first, n, at| read_resps(first, n, at, 1_343);
         let mut events = vec![
             read_req(100, 4096, 0),
             req(0x04, 104, 300),
