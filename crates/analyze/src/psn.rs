@@ -287,25 +287,26 @@ impl Tracker {
         None
     }
 
+    /// [`Tracker::bits`] of `psn`: `None` past the highest PSN, before the window, or once
+    /// sealed.
+    fn bits_of(&self, psn: u32) -> Option<(bool, bool)> {
+        if !self.init || self.sealed || psn_diff(psn, self.highest) > 0 {
+            return None;
+        }
+        let i = usize::try_from(psn_diff(psn, self.base)).ok()?;
+        Some(Self::bits(&self.words, i))
+    }
+
     /// Whether `psn` was seen on the flow: `false` past the highest PSN, outside the window,
     /// or once sealed.
     pub fn seen(&self, psn: u32) -> bool {
-        if !self.init || self.sealed || psn_diff(psn, self.highest) > 0 {
-            return false;
-        }
-        usize::try_from(psn_diff(psn, self.base)).is_ok_and(|i| Self::bits(&self.words, i).0)
+        self.bits_of(psn).is_some_and(|(seen, _)| seen)
     }
 
     /// Whether `psn` was seen as a request other than an RDMA READ (answered by an ACK, never
     /// by READ responses): `false` when unknown, as [`Tracker::seen`].
     pub fn other_request(&self, psn: u32) -> bool {
-        if !self.init || self.sealed || psn_diff(psn, self.highest) > 0 {
-            return false;
-        }
-        usize::try_from(psn_diff(psn, self.base)).is_ok_and(|i| {
-            let (seen, read) = Self::bits(&self.words, i);
-            seen && !read
-        })
+        self.bits_of(psn).is_some_and(|(seen, read)| seen && !read)
     }
 
     /// PSNs between the first and the highest never seen (READ-consumed ones excepted).
