@@ -3575,6 +3575,10 @@ impl Analyzer {
                             && quiet(rq) <= gap + gap / 4
                             && pace.at[1] + gap >= rq.read_response_at
                     });
+                // A re-read from below every pending NAK's PSN is the re-read's pass: it serves
+                // no NAK and leaves them pending (a NAK's pass starts at the PSN it names).
+                let below_nak =
+                    reread && rq.pending == Some(Trigger::Nak) && psn_diff(bth.psn, rq.nak_low) < 0;
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     rq.resends
@@ -3604,10 +3608,6 @@ impl Analyzer {
                         if named {
                             rq.nak_psn_since = None;
                         }
-                        // A re-read from below the PSN a pending NAK named serves no NAK (a
-                        // NAK's pass starts at the PSN it names): it is the re-read's pass.
-                        let below_nak =
-                            reread && rq.nak_psn_since.is_some_and(|p| psn_diff(bth.psn, p) < 0);
                         if rq.naks_since_pass > 0 && !below_nak {
                             rq.naks_since_pass -= 1;
                             rq.timeouts_in_row = 0;
@@ -3686,15 +3686,7 @@ impl Analyzer {
                     rq.gap_open = None;
                 } else if !rq.in_retx {
                     rq.in_retx = true;
-                    // A re-read from below the PSN a pending NAK named leaves the NAK pending.
-                    let trigger = if reread
-                        && rq.pending == Some(Trigger::Nak)
-                        && psn_diff(bth.psn, rq.nak_psn) < 0
-                    {
-                        None
-                    } else {
-                        rq.pending.take()
-                    };
+                    let trigger = if below_nak { None } else { rq.pending.take() };
                     // A pass that begins with a gap fill (the passes above begin with a resend):
                     // the NAK's or RNR NAK's as well, and the resends after it go on with it.
                     if class == Class::GapFilled {
