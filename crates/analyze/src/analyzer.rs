@@ -212,6 +212,14 @@ const EARLY_COPIES: u64 = 16;
 /// The bit of a PSN in [`Req::seen`] that says its copy came.
 const COPIED: u32 = 1 << 31;
 
+/// The bit of a PSN in [`Req::seen`] that says the packet came damaged (a bad ICRC): the
+/// capture's copy of it is damaged alike, and the responder drops it, so the same request
+/// whole again is a resend, however soon.
+const DAMAGED: u32 = 1 << 30;
+
+/// The bits of a PSN in [`Req::seen`] that are the PSN.
+const PSN_BITS: u32 = 0xff_ffff;
+
 /// Answers remembered per flow to recognise the capture's copies of them ([`Resp::answers`]).
 const ANSWERS: usize = 8;
 
@@ -280,6 +288,33 @@ impl Lost {
         let n = read_response_psns(dma_len, self.mtu).unwrap_or(1);
         (0..usize::from(self.n).min(LOST))
             .any(|i| self.at[i] > after && (0..n as i32).contains(&psn_diff(self.psns[i], psn)))
+    }
+}
+
+/// A run of READ responses among a flow's answers ([`Resp::read_before`]).
+#[derive(Debug, Default, Clone, Copy)]
+struct ReadRun {
+    /// When it ended.
+    end: u64,
+    /// The PSN the last READ it answered began at, and that of its last response.
+    first: u32,
+    last: u32,
+    /// When the response at `first` came, if within the run, else `end`: the READ it answers
+    /// was sent before then (a READ sent again meanwhile is answered after these responses).
+    sent_by: u64,
+}
+
+impl ReadRun {
+    /// The run of READ responses from `start` to `end` whose last READ's answer began with
+    /// PSN `first` at `first_at`, its last response `last`.
+    fn new((start, end): (u64, u64), (first, first_at): (u32, u64), last: u32) -> Self {
+        let sent_by = if first_at >= start { first_at } else { end };
+        Self {
+            end,
+            first,
+            last,
+            sent_by,
+        }
     }
 }
 
@@ -1300,7 +1335,8 @@ pub(crate) struct Req {
     read_lost: Option<Box<Lost>>,
     /// The last [`SEEN`] request packets that were no copies, (PSN, time), newest at
     /// `seen_n - 1` modulo `SEEN`, the top bit of the PSN set once the capture's copy of the
-    /// packet came ([`Req::duplicate`]); how many were written is `seen_n`. Last: it is the
+    /// packet came ([`Req::duplicate`]), [`DAMAGED`] for a damaged packet; how many were
+    /// written is `seen_n`. Last: it is the
     /// largest field, and a packet touches one of its lines.
     seen: SeenRing,
 }
@@ -1531,7 +1567,7 @@ impl Req {
         let newest = self.seen_n.wrapping_sub(1) as usize;
         let seen = (1..n)
             .map(|k| self.seen[newest.wrapping_sub(k) % SEEN])
-            .find(|&(p, ..)| p & !COPIED == psn)
+            .find(|&(p, ..)| p & PSN_BITS == psn)
             .map(|(_, t, _)| t);
         let pass = self.last_pass.filter(|&(p, _)| p == psn).map(|(_, t)| t);
         if let Some(sent) = seen.max(pass) {
@@ -1588,8 +1624,8 @@ impl Req {
         }
     }
 
-    /// Remembers request `psn` at `ts` in `seen` (it is no copy); one whose copy never came
-    /// leaving it ends a run of pairs.
+    /// Remembers request `psn` (with [`DAMAGED`] for a damaged one) at `ts` in `seen` (it is
+    /// no copy); one whose copy never came leaving it ends a run of pairs.
     #[inline]
     fn remember(&mut self, psn: u32, ts: u64, len: u32) {
         let before = self.seen[self.seen_n.wrapping_sub(1) as usize % SEEN].1;
@@ -1735,6 +1771,9 @@ impl Req {
     ///   or recent.
     /// - A READ request (`is_read`, for `dma_len` bytes) that asks again for a response found
     ///   lost after its first copy ([`Lost`]) is a re-read, never a copy.
+    /// - A first copy is one that came as damaged as this one (`damaged`: a bad ICRC): the
+    ///   capture's copy has the same bytes, and a whole request after a damaged one is its
+    ///   resend ([`DAMAGED`]).
     #[cold]
     fn duplicate(
         &mut self,
@@ -1743,12 +1782,13 @@ impl Req {
         highest: Option<u32>,
         answered: bool,
         doubled: bool,
-        (is_read, dma_len): (bool, Option<u32>),
+        (is_read, dma_len, damaged): (bool, Option<u32>, bool),
     ) -> bool {
         let n = (self.seen_n as usize).min(SEEN);
         let newest = self.seen_n.wrapping_sub(1) as usize;
-        // A first copy whose own copy has not come (not marked `COPIED`).
-        let found = self.sent_back(ts, DUP_NS, |p| p == psn);
+        // A first copy whose own copy has not come (not marked `COPIED`), as damaged as this.
+        let key = psn | if damaged { DAMAGED } else { 0 };
+        let found = self.sent_back(ts, DUP_NS, |p| p == key);
         let quiet = || {
             self.pending != Some(Trigger::Nak)
                 && self
@@ -1777,7 +1817,7 @@ impl Req {
             let mut known = false;
             for k in 0..n {
                 let p = self.seen[newest.wrapping_sub(k) % SEEN].0;
-                if p & !COPIED == prev {
+                if p & PSN_BITS == prev {
                     if p & COPIED != 0 || k < back {
                         return true;
                     }
@@ -1964,11 +2004,10 @@ pub(crate) struct Resp {
     /// When the last run of READ responses among the answers began and ended.
     read_run: (u64, u64),
     /// The PSN of the last READ the responses answered (its first response's PSN: a READ
-    /// asked again is answered from the PSN it asks for).
-    read_first: u32,
-    /// When the [`RUNS`] runs before it ended, the PSN the last READ each answered began at,
-    /// and that of its last response, the newest at `read_runs_n - 1` modulo [`RUNS`].
-    read_before: [(u64, u32, u32); RUNS],
+    /// asked again is answered from the PSN it asks for), and when that first response came.
+    read_first: (u32, u64),
+    /// The [`RUNS`] runs before it, the newest at `read_runs_n - 1` modulo [`RUNS`].
+    read_before: [ReadRun; RUNS],
     read_runs_n: u8,
     /// The READ responses' PSNs, payload and DCQCN figures, once one came.
     read_sender: Option<Box<ReadSender>>,
@@ -3449,21 +3488,30 @@ impl Analyzer {
             Class::GapFilled | Class::New if reread.is_some() => Class::Retransmitted,
             c => c,
         };
+        let damaged = e.icrc == Some(IcrcStatus::Bad);
         if class == Class::Retransmitted
-            && rq.duplicate(bth.psn, ts, before, answers, *known, (is_read, e.dma_len))
+            && rq.duplicate(
+                bth.psn,
+                ts,
+                before,
+                answers,
+                *known,
+                (is_read, e.dma_len, damaged),
+            )
         {
             return true;
         }
         // A resend sooner than any ACK timer runs out (IBTA §9.7.6.1.3; a ConnectX resending
         // adaptively: from `ADP_NS`) is no timeout's: the capture's late copy, not found so
-        // (before the connection's first answer nothing shows its packets come twice).
+        // (before the connection's first answer nothing shows its packets come twice), or a
+        // damaged packet's resend.
         let within = if fl.peer == 0 { DUP_NS } else { ADP_NS };
         let soon = class == Class::Retransmitted
             && (rq
-                .sent_back(ts, within, |p| p & !COPIED == bth.psn)
+                .sent_back(ts, within, |p| p & PSN_BITS == bth.psn)
                 .is_some()
                 || rq.sent_since(bth.psn, ts, within));
-        rq.remember(bth.psn, ts, m.orig_len);
+        rq.remember(bth.psn | if damaged { DAMAGED } else { 0 }, ts, m.orig_len);
         // The time since the flow's request before this one (read when a rare case needs it).
         let quiet = |rq: &Req| ts.saturating_sub(rq.pace().at[1]);
         // What this packet tells of the last gap fill (see `Fill`).
@@ -3955,13 +4003,13 @@ impl Analyzer {
             if !run {
                 let last = rs.read_sender.as_deref().and_then(|r| r.last).unwrap_or(0);
                 rs.read_before[usize::from(rs.read_runs_n) % RUNS] =
-                    (rs.read_run.1, rs.read_first, last);
+                    ReadRun::new(rs.read_run, rs.read_first, last);
                 rs.read_runs_n = rs.read_runs_n.wrapping_add(1);
             }
             rs.read_run = (if run { rs.read_run.0 } else { ts }, ts);
             // READ RESPONSE First or Only (IBTA Table 38): a READ's answer begins.
             if matches!(bth.opcode & 0x1f, 0x0d | 0x10) {
-                rs.read_first = bth.psn;
+                rs.read_first = (bth.psn, ts);
             }
         }
         rs.answers[rs.answers_n as usize % ANSWERS] = (ts, key);
@@ -4069,32 +4117,37 @@ impl Analyzer {
         if end <= t && t - end < DUP_NS {
             from = from.saturating_sub((end - start).min(DUP_NS));
         }
-        // The READ responses remembered, with a PSN of the READ each answered: among the last
-        // answers, and the last of each of the last runs of READ responses (with the PSN its
-        // READ's answer began at, unless that first response came damaged). The last before
-        // the alike answers tells the resent READ, the earliest such READ those PSNs name.
+        // The READ responses remembered, with a PSN of the READ each answered and a time it
+        // was sent by: among the last answers (sent before the response), and the last of each
+        // of the last runs of READ responses (with the PSN its READ's answer began at, unless
+        // that first response came damaged; sent before that first response, and whatever
+        // came after it is answered after the run). The last before the alike answers tells
+        // the resent READ, the earliest such READ those PSNs name.
         let n = (rs.answers_n as usize).min(ANSWERS);
         let last = rs.read_sender.as_deref().and_then(|r| r.last).unwrap_or(0);
-        let current = [(rs.read_run.1, rs.read_first, last)];
+        let current = [ReadRun::new(rs.read_run, rs.read_first, last)];
         let runs = rs.read_before.iter().chain(&current);
         let reads = rs.answers[..n]
             .iter()
             .filter(|&&(_, k)| self.kinds[(k >> 56) as usize] == Kind::ReadResponse)
-            .map(|&(a, k)| (a & !ANSWER_COPIED, k as u32 & 0xff_ffff))
-            .chain(runs.flat_map(|&(a, first, last)| [(a, first), (a, last)]));
+            .map(|&(a, k)| {
+                let a = a & !ANSWER_COPIED;
+                (a, k as u32 & 0xff_ffff, a, u64::MAX)
+            })
+            .chain(runs.flat_map(|r| [r.first, r.last].map(|p| (r.end, p, r.sent_by, r.sent_by))));
         // A re-read's responses between the earliest alike answer and this one put this one
         // behind them.
         for bound in [earliest, ts] {
             let before = reads
                 .clone()
-                .filter(|&(a, _)| a > 0 && a < bound && bound - a < DUP_NS);
-            let newest = before.clone().map(|(a, _)| a).max();
+                .filter(|&(a, ..)| a > 0 && a < bound && bound - a < DUP_NS);
+            let newest = before.clone().map(|(a, ..)| a).max();
             if let Some(s) = before
-                .filter(|&(a, _)| Some(a) == newest)
-                .filter_map(|(a, p)| r.read_of(p, a))
+                .filter(|&(a, ..)| Some(a) == newest)
+                .map(|(_, p, by, after)| r.read_of(p, by).map_or(after, |s| (s + 1).min(after)))
                 .min()
             {
-                from = from.min(s + 1);
+                from = from.min(s);
             }
         }
         r.since(t) == 0 && (rq.pairs >= PAIRED || r.since(from) <= alike)
@@ -4232,7 +4285,16 @@ impl Analyzer {
         }
         let sender = fl.resp().read_sender.get_or_insert_with(Box::default);
         // Responses skipped (lost before the capture point): the requester reads them again.
+        // Responses sent again go on in order too: one below the highest that passes over PSNs
+        // after the last skipped them (lost, or their READ's request was).
+        let last = sender.last;
         let (class, skipped) = sender.psns.see(bth.psn);
+        let skipped = skipped.or_else(|| {
+            let l = last?;
+            let d = psn_diff(bth.psn, l);
+            (class != Class::New && (2..RESPONSE_PSNS as i32).contains(&d))
+                .then(|| l.wrapping_add(1) & 0xff_ffff)
+        });
         let first = class != Class::Retransmitted;
         sender.last = Some(bth.psn);
         if first {
@@ -4322,10 +4384,17 @@ impl Analyzer {
     }
 
     /// READ response `psn` of flow `fi` came damaged at `ts`: its requester (if paired; a
-    /// damaged header pairs nothing) remembers it as lost (see [`Lost`]).
+    /// damaged header pairs nothing) remembers it as lost (see [`Lost`]). The run of READ
+    /// responses it follows goes on to it: the responder answers what came meanwhile after it.
     #[cold]
     #[inline(never)]
     fn read_response_lost(&mut self, fi: usize, psn: u32, ts: u64) {
+        let kinds = &self.kinds;
+        let rs = self.flows[fi].resp();
+        let prev = rs.answers[rs.answers_n.wrapping_sub(1) as usize % ANSWERS].1;
+        if rs.answers_n > 0 && kinds[(prev >> 56) as usize] == Kind::ReadResponse {
+            rs.read_run.1 = rs.read_run.1.max(ts);
+        }
         let Some(r) = self.flows[fi].peer() else {
             return;
         };
@@ -5114,6 +5183,40 @@ mod tests {
         assert_no_copies(&r, "READ 100 read again");
         let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
         assert_eq!(f.counters.retransmitted_packets, 1);
+    }
+
+    /// READs 100, 104 and 108 (four responses each) are answered, then sent again and executed
+    /// again but for 104, whose request came damaged: the responses sent again go from 103 to
+    /// 108, below the highest (111), and pass over 104, lost, so READ 104 asked for again is a
+    /// re-read, however soon.
+    #[test]
+    fn responses_sent_again_that_pass_over_a_read_lose_it() {
+        let mut events = vec![
+            read_req(100, 4096, 0),
+            read_req(104, 4096, 100),
+            read_req(108, 4096, 200),
+        ];
+        events.extend(read_resps(100, 4, 1_000, 100));
+        events.extend(read_resps(104, 4, 1_400, 100));
+        events.extend(read_resps(108, 4, 1_800, 100));
+        events.extend([
+            read_req(100, 4096, 10_000),
+            damaged(read_req(104, 4096, 10_100)),
+            read_req(108, 4096, 10_200),
+        ]);
+        events.extend(read_resps(100, 4, 11_000, 100));
+        events.extend(read_resps(108, 4, 11_400, 100));
+        let mut an = Analyzer::new(Config::default());
+        for e in &events {
+            an.event(e);
+        }
+        let fi = an.flows.iter().position(|f| f.key.2 == 0x50).unwrap();
+        let l = an.flows[fi]
+            .req
+            .live_ref()
+            .and_then(|q| q.read_lost.as_deref());
+        assert!(l.is_some_and(|l| l.asked_again(104, 4096, 10_000)));
+        assert!(!l.is_some_and(|l| l.asked_again(100, 4096, 10_000)));
     }
 
     /// The ring of READ responses found lost keeps its last [`LOST`] past the 255th (its count
@@ -6416,6 +6519,75 @@ mod tests {
         let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
         assert_eq!(f.counters.retransmitted_packets, 2);
         assert_no_copies(&r, "one damaged again");
+    }
+
+    /// WRITE 101 comes damaged (its responder drops it) and whole again 1.7 µs later, after
+    /// the ACK of 100, with 102 behind it: resends, not the capture's copies, which would come
+    /// as damaged as their packets. A damaged copy right after its damaged packet is the
+    /// capture's.
+    #[test]
+    fn a_whole_request_after_a_damaged_one_is_no_copy() {
+        let write = |psn, ts| Event {
+            icrc: Some(IcrcStatus::Ok),
+            ..rc(1, 2, 0x50, 0x0a, psn, ts)
+        };
+        let events = vec![
+            write(100, 0),
+            damaged(write(101, 300)),
+            write(102, 600),
+            rc(2, 1, 0x51, 0x11, 100, 1_000),
+            write(101, 2_000),
+            write(102, 2_300),
+        ];
+        let retx = |r: &report::Report| {
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+            f.counters.retransmitted_packets
+        };
+        let r = run_timed(&events);
+        assert_eq!(retx(&r), 2);
+        assert_no_copies(&r, "whole after damaged");
+        let mut copied = events.clone();
+        copied.insert(2, damaged(write(101, 310)));
+        let r = run_timed(&copied);
+        assert_eq!(retx(&r), 2, "the copy is none");
+        let dup = r.findings.iter().find(|f| f.code == "capture.duplicates");
+        assert_eq!(dup.map(|f| f.frames.clone()), Some(vec![3]));
+    }
+
+    /// WRITEs 100 and 101 and READ 102 (16 responses, 2 µs apart) are resent 9 µs after they
+    /// were first sent, while the responder sends READ 102's responses. It answers the resent
+    /// WRITEs only behind them, with two ACKs of 117 23 µs after the resends: answers to
+    /// requests that came after the READ's first response (one duplicate ACK), not the
+    /// capture's copy, however long before them the resent READ came.
+    #[test]
+    fn alike_acks_behind_a_long_read_answer_what_came_after_its_first_response() {
+        let write = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
+        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
+        let mut events = vec![
+            write(100, 0),
+            write(101, 300),
+            read_req(102, 16_384, 600),
+            ack(100, 1_000),
+            ack(101, 1_300),
+            write(100, 9_000),
+            write(101, 9_300),
+            read_req(102, 16_384, 9_600),
+            ack(117, 32_500),
+            ack(117, 32_800),
+        ];
+        let mut slow = events.clone();
+        events.extend(read_resps(102, 16, 2_000, 2_000));
+        events.extend(read_resps(102, 3, 33_500, 2_000));
+        events.sort_by_key(|e| e.meta.ts_ns);
+        assert_duplicate_acks(&events, 1, "behind a long READ");
+        // The last response comes damaged (its requester drops it) 9 µs after the one before:
+        // the READ's responses went on until it all the same.
+        let mut responses: Vec<_> = read_resps(102, 16, 2_000, 1_400).collect();
+        responses[15] = damaged(read_resp(0x0f, 117, 32_000));
+        slow.extend(responses);
+        slow.extend(read_resps(102, 3, 33_500, 2_000));
+        slow.sort_by_key(|e| e.meta.ts_ns);
+        assert_duplicate_acks(&slow, 1, "behind a READ whose last response came damaged");
     }
 
     /// READ 100 asks for four 1 KiB responses and READ 104 for two; response 100 comes

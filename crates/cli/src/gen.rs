@@ -35,8 +35,9 @@ pub struct GenArgs {
     /// VLAN priority of RDMA data (with --vlan; default 3).
     #[arg(long, requires = "vlan")]
     pub pcp: Option<u8>,
-    /// Flip a payload bit in this fraction of RDMA packets before the capture point (bad
-    /// ICRCs on purpose); their receivers drop them, and the transport recovers.
+    /// Flip a payload bit (a READ request's: one of its RETH's address) in this fraction of
+    /// RDMA packets before the capture point (bad ICRCs on purpose); their receivers drop
+    /// them, and the transport recovers.
     #[arg(long, default_value_t = 0.0)]
     pub corrupt_rate: f64,
     /// Output capture: .pcapng gets pcapng (with if_speed), anything else pcap.

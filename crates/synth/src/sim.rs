@@ -751,13 +751,20 @@ impl<'s> Sim<'s> {
         // CM MADs (QP 1) are left whole: a lost one would stall its exchange until the CM's
         // response timeout (4.3 s as `gen` sets it), longer than any capture it makes.
         if let Some(t) = &o.tally {
+            // A READ request has no payload: the low byte of its RETH's virtual address.
+            let read_req = t.opcode == 0x0c;
             if !truncated
                 && self.opts.corrupt_rate > 0.0
-                && t.payload >= 8
+                && (t.payload >= 8 || read_req)
                 && t.flow.3 > 1
                 && self.rng.chance(self.opts.corrupt_rate)
             {
-                if let Some(b) = o.data.get_mut(t.payload_at) {
+                let at = if read_req {
+                    t.payload_at.wrapping_sub(9)
+                } else {
+                    t.payload_at
+                };
+                if let Some(b) = o.data.get_mut(at) {
                     *b ^= 0x10;
                     corrupted = true;
                     self.note_drop(t.flow, t.psn, t.opcode, Where::AfterCapture, ts);
