@@ -1602,6 +1602,16 @@ impl Req {
         None
     }
 
+    /// When request `psn` was last sent (or resent) before `by`, if among those in `seen`.
+    fn sent_before(&self, psn: u32, by: u64) -> Option<u64> {
+        let n = (self.seen_n as usize).min(SEEN);
+        self.seen[..n]
+            .iter()
+            .filter(|&&(p, t, _)| p & PSN_BITS == psn && t < by)
+            .map(|&(_, t, _)| t)
+            .max()
+    }
+
     /// Whether request `psn` was first sent less than `within` before `ts` by `sent_psns`:
     /// the newest mark at or before it in PSN order came then, and new PSNs come in order.
     fn sent_since(&self, psn: u32, ts: u64, within: u64) -> bool {
@@ -4117,12 +4127,14 @@ impl Analyzer {
         if end <= t && t - end < DUP_NS {
             from = from.saturating_sub((end - start).min(DUP_NS));
         }
-        // The READ responses remembered, with a PSN of the READ each answered and a time it
-        // was sent by: among the last answers (sent before the response), and the last of each
-        // of the last runs of READ responses (with the PSN its READ's answer began at, unless
-        // that first response came damaged; sent before that first response, and whatever
-        // came after it is answered after the run). The last before the alike answers tells
-        // the resent READ, the earliest such READ those PSNs name.
+        // The READ responses remembered, with a PSN of the READ each answered, a time it was
+        // sent by, and a time from which what came is answered after them: among the last
+        // answers (sent before the response), and the last of each of the last runs of READ
+        // responses (with the PSN its READ's answer began at, unless that first response came
+        // damaged; sent before that first response, and what came after the READ's last send
+        // before it, or after it if that send is not remembered, is answered after the run).
+        // The last before the alike answers tells the resent READ, the earliest such READ
+        // those PSNs name.
         let n = (rs.answers_n as usize).min(ANSWERS);
         let last = rs.read_sender.as_deref().and_then(|r| r.last).unwrap_or(0);
         let current = [ReadRun::new(rs.read_run, rs.read_first, last)];
@@ -4134,7 +4146,12 @@ impl Analyzer {
                 let a = a & !ANSWER_COPIED;
                 (a, k as u32 & 0xff_ffff, a, u64::MAX)
             })
-            .chain(runs.flat_map(|r| [r.first, r.last].map(|p| (r.end, p, r.sent_by, r.sent_by))));
+            .chain(runs.flat_map(|r| {
+                let after = rq
+                    .sent_before(r.first, r.sent_by)
+                    .map_or(r.sent_by, |t| (t + 1).min(r.sent_by));
+                [r.first, r.last].map(|p| (r.end, p, r.sent_by, after))
+            }));
         // A re-read's responses between the earliest alike answer and this one put this one
         // behind them.
         for bound in [earliest, ts] {
@@ -6588,6 +6605,30 @@ mod tests {
         slow.extend(read_resps(102, 3, 33_500, 2_000));
         slow.sort_by_key(|e| e.meta.ts_ns);
         assert_duplicate_acks(&slow, 1, "behind a READ whose last response came damaged");
+    }
+
+    /// WRITEs 98 and 99 are resent 9 µs after they were first sent, after READ 100, whose
+    /// first response comes only later (the responder was busy): they are answered after its
+    /// 16 responses, by two ACKs of 115 23 µs after the resends. The READ was sent before
+    /// them, so they are answered after its responses: one duplicate ACK, no copy.
+    #[test]
+    fn alike_acks_behind_a_read_answered_late_reach_back_to_its_send() {
+        let write = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
+        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
+        let mut events = vec![
+            write(98, 0),
+            write(99, 100),
+            read_req(100, 16_384, 300),
+            ack(98, 1_000),
+            ack(99, 1_300),
+            write(98, 9_000),
+            write(99, 9_300),
+            ack(115, 33_000),
+            ack(115, 33_300),
+        ];
+        events.extend(read_resps(100, 16, 10_000, 1_500));
+        events.sort_by_key(|e| e.meta.ts_ns);
+        assert_duplicate_acks(&events, 1, "behind a READ answered late");
     }
 
     /// READ 100 asks for four 1 KiB responses and READ 104 for two; response 100 comes
