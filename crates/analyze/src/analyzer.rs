@@ -4417,7 +4417,16 @@ impl Analyzer {
         };
         let mtu = self.flows[fi].max_fm_payload;
         if let Some(rq) = self.flows[r].req.live() {
-            rq.lost(psn, mtu, ts);
+            // The same response damaged again less than `DUP_NS` after it was found lost is
+            // the capture's copy of it (a responder sends it again only for a re-read): the
+            // loss keeps its time, or a READ's copy since would read as asking for it again.
+            let again = rq.read_lost.as_deref().is_some_and(|l| {
+                let newest = usize::from(l.n.wrapping_sub(1)) % LOST;
+                l.n > 0 && l.psns[newest] == psn && ts.saturating_sub(l.at[newest]) < DUP_NS
+            });
+            if !again {
+                rq.lost(psn, mtu, ts);
+            }
         }
     }
 
@@ -6629,6 +6638,39 @@ mod tests {
         events.extend(read_resps(100, 16, 10_000, 1_500));
         events.sort_by_key(|e| e.meta.ts_ns);
         assert_duplicate_acks(&events, 1, "behind a READ answered late");
+    }
+
+    /// READ 100's last response (103) comes damaged, and the requester reads it again 200 ns
+    /// later, in a capture that holds every frame twice, 300 ns apart: the damaged response's
+    /// copy comes after the re-read and before the re-read's copy. It is no new loss, so the
+    /// re-read's copy is the capture's (one resend, as without the copies).
+    #[test]
+    fn a_damaged_response_s_copy_loses_nothing_more() {
+        let events = vec![
+            read_req(100, 4096, 0),
+            read_resp(0x0d, 100, 1_000),
+            read_resp(0x0e, 101, 1_400),
+            read_resp(0x0e, 102, 1_800),
+            damaged(read_resp(0x0f, 103, 2_200)),
+            read_req(103, 1024, 2_400),
+            read_resp(0x10, 103, 3_000),
+        ];
+        let retx = |events: &[Event]| {
+            let r = run_timed(events);
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+            f.counters.retransmitted_packets
+        };
+        assert_eq!(retx(&events), 1);
+        let mut twice: Vec<Event> = events
+            .iter()
+            .flat_map(|e| {
+                let mut copy = e.clone();
+                copy.meta.ts_ns += 300;
+                [e.clone(), copy]
+            })
+            .collect();
+        twice.sort_by_key(|e| e.meta.ts_ns);
+        assert_eq!(retx(&twice), 1);
     }
 
     /// READ 100 asks for four 1 KiB responses and READ 104 for two; response 100 comes
