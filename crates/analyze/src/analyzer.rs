@@ -4059,10 +4059,15 @@ impl Analyzer {
         else {
             return true;
         };
+        // No request resent in the window an answer at `ts` may answer (at least `DUP_NS`).
         !self.reasked(fi, bth)
-            && q.resends
-                .as_deref()
-                .is_none_or(|r| r.since(ts.saturating_sub(DUP_NS)) == 0)
+            && q.resends.as_deref().is_none_or(|r| {
+                let rs = self.flows[fi].resp.as_deref();
+                let from = rs.map_or(ts.saturating_sub(DUP_NS), |rs| {
+                    self.answers_from(rs, q, r, (ts, ts), ts)
+                });
+                r.since(from) == 0
+            })
     }
 
     /// Whether `bth` is a READ response on flow `fi` that its requester asked for again
@@ -4113,15 +4118,29 @@ impl Analyzer {
         let Some(r) = rq.resends.as_deref() else {
             return true;
         };
-        // Answers to requests resent come behind the READ responses the responder was sending
-        // (in order, IBTA §9.7.5). The window starts `DUP_NS` before the earliest alike answer
-        // (which may answer no resend: it can be the first answer), grows by the run of READ
-        // responses that ended just before, and reaches back to the resent READs that the last
-        // responses before the earliest alike answer and before this one answer: what was
-        // resent after such a READ is answered after its responses, however long they took.
         let Some(rs) = self.flows[fi].resp.as_deref() else {
             return true;
         };
+        let from = self.answers_from(rs, rq, r, (t, ts), earliest);
+        r.since(t) == 0 && (rq.pairs >= PAIRED || r.since(from) <= alike)
+    }
+
+    /// Since when requester `rq`'s resends (`r`) may be answered by an answer at `ts` on the
+    /// response flow `rs` like one at `t`, the earliest such at `earliest`. Answers to requests
+    /// resent come behind the READ responses the responder was sending (in order, IBTA
+    /// §9.7.5). The window starts `DUP_NS` before the earliest alike answer (which may answer
+    /// no resend: it can be the first answer), grows by the run of READ responses that ended
+    /// just before, and reaches back to the resent READs that the last responses before the
+    /// earliest alike answer and before this one answer: what was resent after such a READ is
+    /// answered after its responses, however long they took.
+    fn answers_from(
+        &self,
+        rs: &Resp,
+        rq: &Req,
+        r: &Resends,
+        (t, ts): (u64, u64),
+        earliest: u64,
+    ) -> u64 {
         let (start, end) = rs.read_run;
         let mut from = t.min(earliest).saturating_sub(DUP_NS);
         if end <= t && t - end < DUP_NS {
@@ -4167,7 +4186,7 @@ impl Analyzer {
                 from = from.min(s);
             }
         }
-        r.since(t) == 0 && (rq.pairs >= PAIRED || r.since(from) <= alike)
+        from
     }
 
     /// An ACK, NAK or RNR NAK the snaplen cut before the end of its AETH: counted for
@@ -6614,6 +6633,51 @@ mod tests {
         slow.extend(read_resps(102, 3, 33_500, 2_000));
         slow.sort_by_key(|e| e.meta.ts_ns);
         assert_duplicate_acks(&slow, 1, "behind a READ whose last response came damaged");
+    }
+
+    /// WRITEs 98 and 99 resent before READ 100's first response, as in
+    /// [`alike_acks_behind_a_read_answered_late_reach_back_to_its_send`], with responses 1 µs
+    /// apart, in a capture that holds every frame twice, each copy 100 ns after its frame,
+    /// behind 78 WRITEs and their ACKs that show it so. The second ACK of 115 is past the ring
+    /// of answers, but the resends it answers came after the READ its responses answer: no
+    /// copy, one duplicate ACK as without the copies.
+    #[test]
+    fn alike_acks_behind_a_read_in_a_capture_held_twice() {
+        let write = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
+        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
+        let t = 100_000;
+        let mut events: Vec<Event> = (0..78u32)
+            .flat_map(|k| {
+                let at = u64::from(k) * 1_000;
+                [write(20 + k, at), ack(20 + k, at + 500)]
+            })
+            .collect();
+        events.extend([
+            write(98, t),
+            write(99, t + 100),
+            read_req(100, 16_384, t + 300),
+            ack(98, t + 1_000),
+            ack(99, t + 1_300),
+            write(98, t + 9_000),
+            write(99, t + 9_300),
+            ack(115, t + 33_500),
+            ack(115, t + 33_800),
+        ]);
+        events.extend(read_resps(100, 16, t + 18_000, 1_000));
+        events.sort_by_key(|e| e.meta.ts_ns);
+        let twice: Vec<Event> = events
+            .iter()
+            .flat_map(|e| {
+                let mut copy = e.clone();
+                copy.meta.ts_ns += 100;
+                [e.clone(), copy]
+            })
+            .collect();
+        let r = run_timed(&twice);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
+        assert_eq!(f.counters.duplicate_acks, 1);
+        let q = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        assert_eq!(q.counters.retransmitted_packets, 2);
     }
 
     /// WRITEs 98 and 99 are resent 9 µs after they were first sent, after READ 100, whose
