@@ -5342,6 +5342,21 @@ mod tests {
         })
     }
 
+    /// `events` (in time order) with each followed by its copy `lag` later, in time order: a
+    /// capture that holds every frame twice.
+    fn held_twice(events: &[Event], lag: u64) -> Vec<Event> {
+        let mut twice: Vec<Event> = events
+            .iter()
+            .flat_map(|e| {
+                let mut copy = e.clone();
+                copy.meta.ts_ns += lag;
+                [e.clone(), copy]
+            })
+            .collect();
+        twice.sort_by_key(|e| e.meta.ts_ns);
+        twice
+    }
+
     /// `e` with a bad ICRC.
     fn damaged(e: Event) -> Event {
         Event {
@@ -6665,15 +6680,7 @@ mod tests {
         ]);
         events.extend(read_resps(100, 16, t + 18_000, 1_000));
         events.sort_by_key(|e| e.meta.ts_ns);
-        let twice: Vec<Event> = events
-            .iter()
-            .flat_map(|e| {
-                let mut copy = e.clone();
-                copy.meta.ts_ns += 100;
-                [e.clone(), copy]
-            })
-            .collect();
-        let r = run_timed(&twice);
+        let r = run_timed(&held_twice(&events, 100));
         let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
         assert_eq!(f.counters.duplicate_acks, 1);
         let q = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
@@ -6725,16 +6732,7 @@ mod tests {
             f.counters.retransmitted_packets
         };
         assert_eq!(retx(&events), 1);
-        let mut twice: Vec<Event> = events
-            .iter()
-            .flat_map(|e| {
-                let mut copy = e.clone();
-                copy.meta.ts_ns += 300;
-                [e.clone(), copy]
-            })
-            .collect();
-        twice.sort_by_key(|e| e.meta.ts_ns);
-        assert_eq!(retx(&twice), 1);
+        assert_eq!(retx(&held_twice(&events, 300)), 1);
     }
 
     /// READ 100 asks for four 1 KiB responses and READ 104 for two; response 100 comes
