@@ -220,6 +220,11 @@ const DAMAGED: u32 = 1 << 30;
 /// The bits of a PSN in [`Req::seen`] that are the PSN.
 const PSN_BITS: u32 = 0xff_ffff;
 
+/// Request `psn` as [`Req::seen`] keeps it: with [`DAMAGED`] when it came `damaged`.
+fn seen_key(psn: u32, damaged: bool) -> u32 {
+    psn | if damaged { DAMAGED } else { 0 }
+}
+
 /// Answers remembered per flow to recognise the capture's copies of them ([`Resp::answers`]).
 const ANSWERS: usize = 8;
 
@@ -280,6 +285,12 @@ struct Lost {
 }
 
 impl Lost {
+    /// The newest loss remembered: its PSN and when it was found.
+    fn newest(&self) -> Option<(u32, u64)> {
+        let i = usize::from(self.n.wrapping_sub(1)) % LOST;
+        (self.n > 0).then(|| (self.psns[i], self.at[i]))
+    }
+
     /// Whether READ request `psn`, asking for `dma_len` bytes (0: unknown), asks again for a
     /// response found lost after `after`: the requester reads again from the READ that
     /// response belongs to, or from the response itself (its address and length advanced
@@ -1695,9 +1706,8 @@ impl Req {
         let l = self.read_lost.get_or_insert_with(Box::default);
         l.mtu = mtu;
         // Found lost again at once (damaged, then passed over by the next response): one loss.
-        let newest = usize::from(l.n.wrapping_sub(1)) % LOST;
-        if l.n > 0 && l.psns[newest] == psn {
-            l.at[newest] = ts;
+        if l.newest().is_some_and(|(p, _)| p == psn) {
+            l.at[usize::from(l.n.wrapping_sub(1)) % LOST] = ts;
             return;
         }
         let i = l.n as usize % LOST;
@@ -1797,7 +1807,7 @@ impl Req {
         let n = (self.seen_n as usize).min(SEEN);
         let newest = self.seen_n.wrapping_sub(1) as usize;
         // A first copy whose own copy has not come (not marked `COPIED`), as damaged as this.
-        let key = psn | if damaged { DAMAGED } else { 0 };
+        let key = seen_key(psn, damaged);
         let found = self.sent_back(ts, DUP_NS, |p| p == key);
         let quiet = || {
             self.pending != Some(Trigger::Nak)
@@ -2107,6 +2117,13 @@ pub(crate) struct RespMore {
 }
 
 impl Resp {
+    /// Whether the last answer remembered was a READ response (`kinds` by opcode): a run of
+    /// them is under way.
+    fn in_read_run(&self, kinds: &[Kind; 256]) -> bool {
+        let prev = self.answers[self.answers_n.wrapping_sub(1) as usize % ANSWERS].1;
+        self.answers_n > 0 && kinds[(prev >> 56) as usize] == Kind::ReadResponse
+    }
+
     /// NAK, RNR and CNP state, created on first use.
     fn more(&mut self) -> &mut RespMore {
         self.more.get_or_insert_with(Box::default)
@@ -3521,7 +3538,7 @@ impl Analyzer {
                 .sent_back(ts, within, |p| p & PSN_BITS == bth.psn)
                 .is_some()
                 || rq.sent_since(bth.psn, ts, within));
-        rq.remember(bth.psn | if damaged { DAMAGED } else { 0 }, ts, m.orig_len);
+        rq.remember(seen_key(bth.psn, damaged), ts, m.orig_len);
         // The time since the flow's request before this one (read when a rare case needs it).
         let quiet = |rq: &Req| ts.saturating_sub(rq.pace().at[1]);
         // What this packet tells of the last gap fill (see `Fill`).
@@ -4008,8 +4025,7 @@ impl Analyzer {
         let kinds = &self.kinds;
         let rs = self.flows[fi].resp();
         if kinds[usize::from(bth.opcode)] == Kind::ReadResponse {
-            let prev = rs.answers[rs.answers_n.wrapping_sub(1) as usize % ANSWERS].1;
-            let run = rs.answers_n > 0 && kinds[(prev >> 56) as usize] == Kind::ReadResponse;
+            let run = rs.in_read_run(kinds);
             if !run {
                 let last = rs.read_sender.as_deref().and_then(|r| r.last).unwrap_or(0);
                 rs.read_before[usize::from(rs.read_runs_n) % RUNS] =
@@ -4425,10 +4441,8 @@ impl Analyzer {
     #[cold]
     #[inline(never)]
     fn read_response_lost(&mut self, fi: usize, psn: u32, ts: u64) {
-        let kinds = &self.kinds;
         let rs = self.flows[fi].resp();
-        let prev = rs.answers[rs.answers_n.wrapping_sub(1) as usize % ANSWERS].1;
-        if rs.answers_n > 0 && kinds[(prev >> 56) as usize] == Kind::ReadResponse {
+        if rs.in_read_run(&self.kinds) {
             rs.read_run.1 = rs.read_run.1.max(ts);
         }
         let Some(r) = self.flows[fi].peer() else {
@@ -4439,10 +4453,11 @@ impl Analyzer {
             // The same response damaged again less than `DUP_NS` after it was found lost is
             // the capture's copy of it (a responder sends it again only for a re-read): the
             // loss keeps its time, or a READ's copy since would read as asking for it again.
-            let again = rq.read_lost.as_deref().is_some_and(|l| {
-                let newest = usize::from(l.n.wrapping_sub(1)) % LOST;
-                l.n > 0 && l.psns[newest] == psn && ts.saturating_sub(l.at[newest]) < DUP_NS
-            });
+            let again = rq
+                .read_lost
+                .as_deref()
+                .and_then(Lost::newest)
+                .is_some_and(|(p, at)| p == psn && ts.saturating_sub(at) < DUP_NS);
             if !again {
                 rq.lost(psn, mtu, ts);
             }
