@@ -4160,7 +4160,7 @@ impl Analyzer {
         let (start, end) = rs.read_run;
         let mut from = t.min(earliest).saturating_sub(DUP_NS);
         if end <= t && t - end < DUP_NS {
-            from = from.saturating_sub((end - start).min(DUP_NS));
+            from = from.saturating_sub(end.saturating_sub(start).min(DUP_NS));
         }
         // The READ responses remembered, with a PSN of the READ each answered, a time it was
         // sent by, and a time from which what came is answered after them: among the last
