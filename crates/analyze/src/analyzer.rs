@@ -1613,14 +1613,23 @@ impl Req {
         None
     }
 
-    /// When request `psn` was last sent (or resent) before `by`, if among those in `seen`.
+    /// When request `psn` was sent before `by` so that an answer beginning at `by` answers that
+    /// send, if among those in `seen`: the first that came whole (the responder answers in
+    /// order, and drops a damaged one), else the last. A READ answered before and sent whole
+    /// again has its first send found: what came after it may be taken for answered later
+    /// than it was, an alike answer then read as a duplicate ACK rather than the capture's
+    /// copy.
     fn sent_before(&self, psn: u32, by: u64) -> Option<u64> {
         let n = (self.seen_n as usize).min(SEEN);
-        self.seen[..n]
+        let sends = self.seen[..n]
             .iter()
-            .filter(|&&(p, t, _)| p & PSN_BITS == psn && t < by)
+            .filter(|&&(p, t, _)| p & PSN_BITS == psn && t < by);
+        sends
+            .clone()
+            .filter(|&&(p, ..)| p & DAMAGED == 0)
             .map(|&(_, t, _)| t)
-            .max()
+            .min()
+            .or_else(|| sends.map(|&(_, t, _)| t).max())
     }
 
     /// Whether request `psn` was first sent less than `within` before `ts` by `sent_psns`:
@@ -4166,8 +4175,8 @@ impl Analyzer {
         // sent by, and a time from which what came is answered after them: among the last
         // answers (sent before the response), and the last of each of the last runs of READ
         // responses (with the PSN its READ's answer began at, unless that first response came
-        // damaged; sent before that first response, and what came after the READ's last send
-        // before it, or after it if that send is not remembered, is answered after the run).
+        // damaged; sent before that first response, and what came after the READ's first whole
+        // send before it, or after it if no send is remembered, is answered after the run).
         // The last before the alike answers tells the resent READ, the earliest such READ
         // those PSNs name.
         let n = (rs.answers_n as usize).min(ANSWERS);
@@ -6724,6 +6733,48 @@ mod tests {
         events.extend(read_resps(100, 16, 10_000, 1_500));
         events.sort_by_key(|e| e.meta.ts_ns);
         assert_duplicate_acks(&events, 1, "behind a READ answered late");
+    }
+
+    /// READ 118 is sent at 300 ns, behind READ 100's 16 responses, and again at 5.3 µs with
+    /// WRITEs 116, 117 and 119 (response 101 came damaged, and so did the re-read asking for
+    /// it): the responder, busy with READ 100 until 23.5 µs, answers the first sends (ACKs of
+    /// 116 and 117, READ 118's response, an ACK of 119) and then the resends, in order: two
+    /// alike ACKs of 119, the response again and a third. Those ACKs answer what was resent
+    /// after READ 118's first send, 18 µs before, not after its resend: three duplicate ACKs,
+    /// no copy (a sweep at 8% damage found one such ACK read as the capture's copy).
+    #[test]
+    fn alike_acks_behind_a_read_sent_twice_reach_back_to_its_first_send() {
+        let write = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
+        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
+        let mut events = vec![
+            read_req(100, 16_384, 0),
+            write(116, 100),
+            write(117, 200),
+            read_req(118, 1024, 300),
+            write(119, 400),
+            damaged(read_req(101, 15_360, 5_000)),
+            write(116, 5_100),
+            write(117, 5_200),
+            read_req(118, 1024, 5_300),
+            write(119, 5_400),
+            ack(116, 24_000),
+            ack(117, 24_100),
+            read_resp(0x10, 118, 24_200),
+            ack(119, 24_300),
+            ack(119, 24_400),
+            ack(119, 24_500),
+            read_resp(0x10, 118, 24_600),
+            ack(119, 24_700),
+        ];
+        events.extend(read_resps(100, 16, 1_000, 1_500).map(|e| {
+            if e.bth.unwrap().psn == 101 {
+                damaged(e)
+            } else {
+                e
+            }
+        }));
+        events.sort_by_key(|e| e.meta.ts_ns);
+        assert_duplicate_acks(&events, 3, "behind a READ sent twice");
     }
 
     /// READ 100's last response (103) comes damaged, and the requester reads it again 200 ns
