@@ -2038,6 +2038,9 @@ pub(crate) struct Resp {
     /// The [`RUNS`] runs before it, the newest at `read_runs_n - 1` modulo [`RUNS`].
     read_before: [ReadRun; RUNS],
     read_runs_n: u8,
+    /// Whether the last answer was a READ response that came damaged (left out of `answers`):
+    /// a run of READ responses is under way.
+    damaged_last: bool,
     /// The READ responses' PSNs, payload and DCQCN figures, once one came.
     read_sender: Option<Box<ReadSender>>,
     more: Option<Box<RespMore>>,
@@ -2130,7 +2133,24 @@ impl Resp {
     /// them is under way.
     fn in_read_run(&self, kinds: &[Kind; 256]) -> bool {
         let prev = self.answers[self.answers_n.wrapping_sub(1) as usize % ANSWERS].1;
-        self.answers_n > 0 && kinds[(prev >> 56) as usize] == Kind::ReadResponse
+        self.damaged_last
+            || self.answers_n > 0 && kinds[(prev >> 56) as usize] == Kind::ReadResponse
+    }
+
+    /// Puts a READ response at `ts` on the run of them under way (`run`), or begins a run
+    /// with it, the one before going to `read_before`.
+    fn read_run_at(&mut self, ts: u64, run: bool) {
+        if !run {
+            let last = self
+                .read_sender
+                .as_deref()
+                .and_then(|r| r.last)
+                .unwrap_or(0);
+            self.read_before[usize::from(self.read_runs_n) % RUNS] =
+                ReadRun::new(self.read_run, self.read_first, last);
+            self.read_runs_n = self.read_runs_n.wrapping_add(1);
+        }
+        self.read_run = (if run { self.read_run.0 } else { ts }, ts);
     }
 
     /// NAK, RNR and CNP state, created on first use.
@@ -4035,13 +4055,7 @@ impl Analyzer {
         let rs = self.flows[fi].resp();
         if kinds[usize::from(bth.opcode)] == Kind::ReadResponse {
             let run = rs.in_read_run(kinds);
-            if !run {
-                let last = rs.read_sender.as_deref().and_then(|r| r.last).unwrap_or(0);
-                rs.read_before[usize::from(rs.read_runs_n) % RUNS] =
-                    ReadRun::new(rs.read_run, rs.read_first, last);
-                rs.read_runs_n = rs.read_runs_n.wrapping_add(1);
-            }
-            rs.read_run = (if run { rs.read_run.0 } else { ts }, ts);
+            rs.read_run_at(ts, run);
             // READ RESPONSE First or Only (IBTA Table 38): a READ's answer begins.
             if matches!(bth.opcode & 0x1f, 0x0d | 0x10) {
                 rs.read_first = (bth.psn, ts);
@@ -4049,6 +4063,7 @@ impl Analyzer {
         }
         rs.answers[rs.answers_n as usize % ANSWERS] = (ts, key);
         rs.answers_n = rs.answers_n.wrapping_add(1);
+        rs.damaged_last = false;
         false
     }
 
@@ -4450,10 +4465,15 @@ impl Analyzer {
     #[cold]
     #[inline(never)]
     fn read_response_lost(&mut self, fi: usize, psn: u32, ts: u64) {
+        // It goes on the run of READ responses under way, or begins one: the answers to
+        // requests resent meanwhile come behind it.
         let rs = self.flows[fi].resp();
         if rs.in_read_run(&self.kinds) {
             rs.read_run.1 = rs.read_run.1.max(ts);
+        } else {
+            rs.read_run_at(ts, false);
         }
+        rs.damaged_last = true;
         let Some(r) = self.flows[fi].peer() else {
             return;
         };
@@ -6775,6 +6795,40 @@ mod tests {
         }));
         events.sort_by_key(|e| e.meta.ts_ns);
         assert_duplicate_acks(&events, 3, "behind a READ sent twice");
+    }
+
+    /// READ 100's response 101 comes damaged. The requester sends 70 requests (104 to 173,
+    /// acknowledged at once), resends 172 and 173 9 µs later and reads again from 101. The
+    /// responder's answers to the re-read all come damaged, from 6 µs on, 2 µs in all; two
+    /// alike ACKs of 173 answer the resends behind them. The damaged responses make one run of
+    /// READ responses, which the ACKs come behind: two duplicate ACKs, no copy. (A sweep at up
+    /// to 8% damage found the second read as the capture's copy; each damaged response a run
+    /// of its own, the window would reach back only to the re-read, after the resends.)
+    #[test]
+    fn alike_acks_behind_responses_that_all_come_damaged_answer_resends() {
+        let send = |psn, ts| rc(1, 2, 0x50, 0x04, psn, ts);
+        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
+        let mut events = vec![read_req(100, 4096, 0)];
+        events.extend(read_resps(100, 4, 1_000, 400).map(|e| {
+            if e.bth.unwrap().psn == 101 {
+                damaged(e)
+            } else {
+                e
+            }
+        }));
+        events.extend((0..70).map(|k| send(104 + k, 2_500 + u64::from(k) * 10)));
+        events.extend([
+            ack(173, 3_500),
+            send(172, 12_000),
+            send(173, 12_100),
+            read_req(101, 3072, 12_300),
+            damaged(read_resp(0x0d, 101, 18_000)),
+            damaged(read_resp(0x0e, 102, 19_000)),
+            damaged(read_resp(0x0f, 103, 20_000)),
+            ack(173, 21_000),
+            ack(173, 21_200),
+        ]);
+        assert_duplicate_acks(&events, 2, "behind damaged responses");
     }
 
     /// READ 100's last response (103) comes damaged, and the requester reads it again 200 ns
