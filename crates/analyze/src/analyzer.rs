@@ -5386,6 +5386,23 @@ mod tests {
         })
     }
 
+    /// [`read_resps`], the response at PSN `bad` damaged.
+    fn read_resps_damaged(
+        first: u32,
+        n: u32,
+        at: u64,
+        gap: u64,
+        bad: u32,
+    ) -> impl Iterator<Item = Event> {
+        read_resps(first, n, at, gap).map(move |e| {
+            if e.bth.is_some_and(|b| b.psn == bad) {
+                damaged(e)
+            } else {
+                e
+            }
+        })
+    }
+
     /// `events` (in time order) with each followed by its copy `lag` later, in time order: a
     /// capture that holds every frame twice.
     fn held_twice(events: &[Event], lag: u64) -> Vec<Event> {
@@ -6786,13 +6803,7 @@ mod tests {
             read_resp(0x10, 118, 24_600),
             ack(119, 24_700),
         ];
-        events.extend(read_resps(100, 16, 1_000, 1_500).map(|e| {
-            if e.bth.unwrap().psn == 101 {
-                damaged(e)
-            } else {
-                e
-            }
-        }));
+        events.extend(read_resps_damaged(100, 16, 1_000, 1_500, 101));
         events.sort_by_key(|e| e.meta.ts_ns);
         assert_duplicate_acks(&events, 3, "behind a READ sent twice");
     }
@@ -6809,13 +6820,7 @@ mod tests {
         let send = |psn, ts| rc(1, 2, 0x50, 0x04, psn, ts);
         let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
         let mut events = vec![read_req(100, 4096, 0)];
-        events.extend(read_resps(100, 4, 1_000, 400).map(|e| {
-            if e.bth.unwrap().psn == 101 {
-                damaged(e)
-            } else {
-                e
-            }
-        }));
+        events.extend(read_resps_damaged(100, 4, 1_000, 400, 101));
         events.extend((0..70).map(|k| send(104 + k, 2_500 + u64::from(k) * 10)));
         events.extend([
             ack(173, 3_500),
