@@ -6772,7 +6772,7 @@ mod tests {
         assert_duplicate_acks(&events, 1, "behind a READ answered late");
     }
 
-    /// READ 118 is sent at 300 ns, behind READ 100's 16 responses, and again at 5.3 µs with
+    /// READ 118 is sent at 300 ns, after READ 100 (16 responses), and again at 5.3 µs with
     /// WRITEs 116, 117 and 119 (response 101 came damaged, and so did the re-read asking for
     /// it): the responder, busy with READ 100 until 23.5 µs, answers the first sends (ACKs of
     /// 116 and 117, READ 118's response, an ACK of 119) and then the resends, in order: two
@@ -6813,8 +6813,9 @@ mod tests {
     /// responder's answers to the re-read all come damaged, from 6 µs on, 2 µs in all; two
     /// alike ACKs of 173 answer the resends behind them. The damaged responses make one run of
     /// READ responses, which the ACKs come behind: two duplicate ACKs, no copy. (A sweep at up
-    /// to 8% damage found the second read as the capture's copy; each damaged response a run
-    /// of its own, the window would reach back only to the re-read, after the resends.)
+    /// to 8% damage found the second ACK read as the capture's copy. Were each damaged
+    /// response a run of its own, the window would reach back only to the re-read, after the
+    /// resends.)
     #[test]
     fn alike_acks_behind_responses_that_all_come_damaged_answer_resends() {
         let send = |psn, ts| rc(1, 2, 0x50, 0x04, psn, ts);
