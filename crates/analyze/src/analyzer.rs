@@ -5248,7 +5248,6 @@ mod tests {
     #[test]
     fn responses_passing_over_acked_requests_lose_nothing() {
         let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
-        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
         let mut events = vec![
             read_req(100, 4096, 0),
             damaged(read_resp(0x0d, 100, 1_500)),
@@ -5384,6 +5383,16 @@ mod tests {
             };
             read_resp(op, first + k, at + u64::from(k) * gap)
         })
+    }
+
+    /// An RDMA WRITE Only with AckReq to QP 0x50 (node 1 to node 2).
+    fn write(psn: u32, ts: u64) -> Event {
+        rc(1, 2, 0x50, 0x0a, psn, ts)
+    }
+
+    /// An ACK of QP 0x50's requests (node 2 to QP 0x51).
+    fn ack(psn: u32, ts: u64) -> Event {
+        rc(2, 1, 0x51, 0x11, psn, ts)
     }
 
     /// [`read_resps`], the response at PSN `bad` damaged.
@@ -5970,7 +5979,6 @@ mod tests {
     #[test]
     fn a_re_read_below_a_pending_nak_s_psn_leaves_the_nak_to_its_pass() {
         let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
-        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
         let mut events = vec![
             read_req(100, 16_384, 467),
             req(0x04, 116, 743),
@@ -6221,7 +6229,6 @@ mod tests {
     fn duplicate_acks_behind_read_responses_are_no_copies() {
         let us = 1_000;
         let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
-        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
         let mut events = vec![req(0x0a, 105, 0), ack(105, us)];
         events.push(req(0x0c, 106, 2 * us));
         events.extend(
@@ -6252,7 +6259,6 @@ mod tests {
     fn duplicate_acks_behind_a_long_read_are_no_copies() {
         let us = 1_000;
         let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
-        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
         let responses = [(0x0d, 106), (0x0e, 107), (0x0e, 108), (0x0f, 109)];
         let answers = |at: u64| {
             responses
@@ -6479,7 +6485,6 @@ mod tests {
     #[test]
     fn duplicate_acks_behind_a_re_read_reach_back_to_it() {
         let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
-        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
         let responses = |first, n, at| read_resps(first, n, at, 1_343);
         let mut events = vec![
             read_req(100, 4096, 0),
@@ -6516,7 +6521,6 @@ mod tests {
     fn duplicate_acks_reach_back_from_the_first_alike() {
         for pad in 0..8u32 {
             let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
-            let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
             let t = 200_000;
             let mut events = ring_padding(pad);
             events.extend([
@@ -6682,8 +6686,6 @@ mod tests {
     /// capture's copy, however long before them the resent READ came.
     #[test]
     fn alike_acks_behind_a_long_read_answer_what_came_after_its_first_response() {
-        let write = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
-        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
         let mut events = vec![
             write(100, 0),
             write(101, 300),
@@ -6719,8 +6721,6 @@ mod tests {
     /// copy, one duplicate ACK as without the copies.
     #[test]
     fn alike_acks_behind_a_read_in_a_capture_held_twice() {
-        let write = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
-        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
         let t = 100_000;
         let mut events: Vec<Event> = (0..78u32)
             .flat_map(|k| {
@@ -6754,8 +6754,6 @@ mod tests {
     /// them, so they are answered after its responses: one duplicate ACK, no copy.
     #[test]
     fn alike_acks_behind_a_read_answered_late_reach_back_to_its_send() {
-        let write = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
-        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
         let mut events = vec![
             write(98, 0),
             write(99, 100),
@@ -6781,8 +6779,6 @@ mod tests {
     /// no copy (a sweep at 8% damage found one such ACK read as the capture's copy).
     #[test]
     fn alike_acks_behind_a_read_sent_twice_reach_back_to_its_first_send() {
-        let write = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
-        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
         let mut events = vec![
             read_req(100, 16_384, 0),
             write(116, 100),
@@ -6819,7 +6815,6 @@ mod tests {
     #[test]
     fn alike_acks_behind_responses_that_all_come_damaged_answer_resends() {
         let send = |psn, ts| rc(1, 2, 0x50, 0x04, psn, ts);
-        let ack = |psn, ts| rc(2, 1, 0x51, 0x11, psn, ts);
         let mut events = vec![read_req(100, 4096, 0)];
         events.extend(read_resps_damaged(100, 4, 1_000, 400, 101));
         events.extend((0..70).map(|k| send(104 + k, 2_500 + u64::from(k) * 10)));
