@@ -4146,13 +4146,17 @@ impl Analyzer {
     /// no more than `alike` (the answers like it so far, the earliest at `earliest`) in the
     /// [`DUP_NS`] before the earliest (none known: none), for an answer like it at `ts`. The
     /// second only while the capture does not hold the requests twice as well ([`PAIRED`]):
-    /// then the answers' copies come right after the resends too.
+    /// then the answers' copies come right after the resends too. A requester whose state CM's
+    /// DREQ sealed kept no record of its resends, while the responder still answers those that
+    /// came before the DREQ: its answers count as the responder's unless the capture is known
+    /// to hold packets twice.
     #[cold]
     fn unasked(&self, fi: usize, (t, ts): (u64, u64), (alike, earliest): (usize, u64)) -> bool {
-        let Some(rq) = self.flows[fi]
-            .peer()
-            .and_then(|p| self.flows[p].req.live_ref())
-        else {
+        let peer = self.flows[fi].peer().map(|p| &self.flows[p].req);
+        if peer.is_some_and(|q| q.sealed.is_some()) {
+            return self.doubled;
+        }
+        let Some(rq) = peer.and_then(ReqState::live_ref) else {
             return true;
         };
         let Some(r) = rq.resends.as_deref() else {
@@ -6830,6 +6834,32 @@ mod tests {
             ack(173, 21_200),
         ]);
         assert_duplicate_acks(&events, 2, "behind damaged responses");
+    }
+
+    /// Writes 100 to 102 are acknowledged at once; 101 and 102 are resent 20 µs later, and 400 ns
+    /// after that CM's DREQ closes the connection (its requester's state sealed) while the
+    /// answers are on their way: two alike ACKs of 102, 100 ns apart, answer the resends. Both
+    /// are duplicate ACKs, no copy (a sweep at 2–3% damage found the second read as the
+    /// capture's copy, the resends forgotten with the requester's state).
+    #[test]
+    fn alike_acks_after_a_dreq_answer_resends() {
+        use rdmascope_wire::mad::CmDreq;
+        let dreq = CmDreq {
+            remote_qpn: 0x50,
+            ..CmDreq::default()
+        };
+        let events = vec![
+            write(100, 0),
+            write(101, 100),
+            write(102, 200),
+            ack(102, 2_000),
+            write(101, 20_000),
+            write(102, 20_100),
+            cm(1, 2, 20_500, CmMessage::Dreq(dreq)),
+            ack(102, 30_000),
+            ack(102, 30_100),
+        ];
+        assert_duplicate_acks(&events, 2, "after a DREQ");
     }
 
     /// READ 100's last response (103) comes damaged, and the requester reads it again 200 ns
