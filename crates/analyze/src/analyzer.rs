@@ -3644,12 +3644,17 @@ impl Analyzer {
                 // A late new packet (reordered behind the ones a go-back-N pass resends) that
                 // came while the pass was under way did not end it: the pass goes on with a
                 // resend of the PSN after the last it sent, within `ADP_NS` of it. (A first
-                // copy there is one more late packet.)
+                // copy there is one more late packet.) The pass had resent two in a row, or
+                // one, the PSN the last NAK named: a capture's copy trailing its packet makes
+                // a pass of one that no NAK asked for.
                 let news = rq.seen_n.wrapping_sub(rq.pass_seen_n).wrapping_sub(1);
                 if class == Class::Retransmitted
                     && !rq.in_retx
                     && news <= u32::from(STRAGGLERS)
-                    && rq.pass_run >= 2
+                    && (rq.pass_run >= 2
+                        || rq.pass_run == 1
+                            && rq.retx_psn == rq.nak_psn
+                            && rq.last_nak_at.is_some())
                     && rq.pending.is_none()
                     && bth.psn == rq.retx_psn.wrapping_add(1) & 0xff_ffff
                     && ts.saturating_sub(rq.pass_at) < ADP_NS
@@ -6100,8 +6105,9 @@ mod tests {
 
     /// A NAK's go-back-N pass resends 103 and 104, then a new packet (111) that the network
     /// held back comes, then the pass goes on with 105: one pass, the NAK's, and no timeout.
-    /// Copies that trail by microseconds (resends of one packet between new ones) do not make
-    /// such a pass: two resends in a row must come before the late packet.
+    /// So it is when the late packet comes right after 103, the PSN the NAK named (a sweep at
+    /// 5% damage read the pass going on as a timeout's). Copies that trail by microseconds
+    /// (resends of one packet between new ones, no NAK's) do not make such a pass.
     #[test]
     fn a_late_new_packet_inside_a_pass_does_not_end_it() {
         let req = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
@@ -6109,18 +6115,22 @@ mod tests {
             aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
             ..rc(2, 1, 0x51, 0x11, 103, 4_000)
         };
-        let mut events = vec![req(100, 0), rc(2, 1, 0x51, 0x11, 100, 1_000)];
-        events.extend([101, 102, 104, 105, 106, 107, 108, 109, 110].map(|p| req(p, 2_000)));
-        events.push(nak);
-        events.extend((103..=104).map(|p| req(p, 5_000 + u64::from(p - 103) * 200)));
-        events.push(req(111, 5_400));
-        events.extend((105..=110).map(|p| req(p, 5_600 + u64::from(p - 105) * 200)));
-        events.push(req(112, 7_000));
-        let r = run_timed(&events);
-        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
-        let t = &f.retransmission_triggers;
-        assert_eq!((t.nak, t.timeout, t.unknown), (1, 0, 0));
-        assert_eq!((f.counters.timeouts, f.timeouts_in_a_row), (0, 0));
+        for before_late in [104, 103] {
+            let mut events = vec![req(100, 0), rc(2, 1, 0x51, 0x11, 100, 1_000)];
+            events.extend([101, 102, 104, 105, 106, 107, 108, 109, 110].map(|p| req(p, 2_000)));
+            events.push(nak.clone());
+            let resend = |p: u32| req(p, 5_000 + u64::from(p - 103) * 200);
+            events.extend((103..=before_late).map(resend));
+            events.push(req(111, 5_050 + u64::from(before_late - 103) * 200));
+            events.extend((before_late + 1..=110).map(resend));
+            events.push(req(112, 7_000));
+            let r = run_timed(&events);
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+            let t = &f.retransmission_triggers;
+            let what = format!("late after {before_late}");
+            assert_eq!((t.nak, t.timeout, t.unknown), (1, 0, 0), "{what}");
+            assert_eq!((f.counters.timeouts, f.timeouts_in_a_row), (0, 0), "{what}");
+        }
     }
 
     /// 103 comes late, behind 104 and 105, and the flow goes quiet after it (a receiver that
