@@ -1863,9 +1863,16 @@ impl Req {
                 return false;
             }
         }
+        // A NAK's go-back-N pass begins at the PSN it names (IBTA §9.7.5.1.2): a packet beyond
+        // it, sent again right after its first copy with no pass under way, is no resend that
+        // NAK asked for.
+        let beyond_nak = back == 0
+            && !self.in_retx
+            && self.last_nak_at.is_some()
+            && psn_diff(psn, self.nak_psn) > 0;
         let copy = self.pairs >= PAIRED
             || (doubled && quiet())
-            || (quiet()
+            || ((quiet() || beyond_nak)
                 && (ts - first_at < ADP_NS || before_copied())
                 && if back == 0 {
                     self.fill.is_none_or(|f| f.0 != psn)
@@ -6894,6 +6901,30 @@ mod tests {
         };
         assert_eq!(retx(&events), 1);
         assert_eq!(retx(&held_twice(&events, 300)), 1);
+    }
+
+    /// Write 100 comes damaged; 101 and 102 follow 1 µs apart, the responder NAKs 100, and 103
+    /// comes before the requester's pass, in a capture that holds every frame twice, each copy
+    /// 300 ns after its frame.
+    /// 103's copy comes right after it while the NAK is pending, but a NAK's pass begins at
+    /// the PSN it names, so it is the capture's copy, not a resend (a sweep of such captures
+    /// with 5% damage read it as one, and the flow's later copies went wrong from there).
+    #[test]
+    fn a_copy_beyond_a_pending_nak_s_psn_is_the_capture_s() {
+        let nak = Event {
+            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
+            ..ack(100, 3_500)
+        };
+        let events = vec![
+            damaged(write(100, 0)),
+            write(101, 1_000),
+            write(102, 2_000),
+            nak,
+            write(103, 4_000),
+        ];
+        let r = run_timed(&held_twice(&events, 300));
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        assert_eq!(f.counters.retransmitted_packets, 0);
     }
 
     /// READ 100 asks for four 1 KiB responses and READ 104 for two; response 100 comes
