@@ -6905,10 +6905,10 @@ mod tests {
 
     /// Write 100 comes damaged; 101 and 102 follow 1 µs apart, the responder NAKs 100, and 103
     /// comes before the requester's pass, in a capture that holds every frame twice, each copy
-    /// 300 ns after its frame.
-    /// 103's copy comes right after it while the NAK is pending, but a NAK's pass begins at
-    /// the PSN it names, so it is the capture's copy, not a resend (a sweep of such captures
-    /// with 5% damage read it as one, and the flow's later copies went wrong from there).
+    /// 300 ns after its frame. 103's copy comes right after it while the NAK is pending, but a
+    /// NAK's pass begins at the PSN it names, so it is the capture's copy, not a resend (a
+    /// sweep of such captures with 5% damage read it as one, and the flow's later copies went
+    /// wrong from there).
     #[test]
     fn a_copy_beyond_a_pending_nak_s_psn_is_the_capture_s() {
         let nak = Event {
