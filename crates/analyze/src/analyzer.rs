@@ -5411,6 +5411,14 @@ mod tests {
         rc(2, 1, 0x51, 0x11, psn, ts)
     }
 
+    /// A PSN sequence error NAK of QP 0x50's requests (node 2 to QP 0x51).
+    fn nak(psn: u32, ts: u64) -> Event {
+        Event {
+            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
+            ..ack(psn, ts)
+        }
+    }
+
     /// [`read_resps`], the response at PSN `bad` damaged.
     fn read_resps_damaged(
         first: u32,
@@ -5931,11 +5939,7 @@ mod tests {
     /// start below the PSN it names (with several pending, below the lowest).
     #[test]
     fn a_pass_long_after_a_nak_is_the_ack_timer_s() {
-        let req = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
-        let nak = |psn, ts| Event {
-            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
-            ..rc(2, 1, 0x51, 0x11, psn, ts)
-        };
+        let req = write;
         let late = 1_200_000;
         let events = [
             req(100, 0),
@@ -6018,10 +6022,7 @@ mod tests {
             req(0x02, 123, 43_613),
             ack(116, 17_897),
             ack(117, 17_965),
-            Event {
-                aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
-                ..ack(120, 18_033)
-            },
+            nak(120, 18_033),
             ack(119, 25_443),
             ack(119, 25_511),
             ack(119, 33_165),
@@ -6095,10 +6096,7 @@ mod tests {
             .map(|p| req(p, u64::from(p - 100) * 1_000))
             .collect();
         events[10] = damaged(events[10].clone());
-        events.push(Event {
-            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
-            ..rc(2, 1, 0x51, 0x11, 110, 14_000)
-        });
+        events.push(nak(110, 14_000));
         events.extend((100..=102).map(|p| req(p, 20_000 + u64::from(p - 100) * 200)));
         let on = 1_230_000;
         events.push(rc(2, 1, 0x51, 0x11, 109, on - 10_000));
@@ -6117,20 +6115,15 @@ mod tests {
     /// (resends of one packet between new ones, no NAK's) do not make such a pass.
     #[test]
     fn a_late_new_packet_inside_a_pass_does_not_end_it() {
-        let req = |psn, ts| rc(1, 2, 0x50, 0x0a, psn, ts);
-        let nak = Event {
-            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
-            ..rc(2, 1, 0x51, 0x11, 103, 4_000)
-        };
         for before_late in [104, 103] {
-            let mut events = vec![req(100, 0), rc(2, 1, 0x51, 0x11, 100, 1_000)];
-            events.extend([101, 102, 104, 105, 106, 107, 108, 109, 110].map(|p| req(p, 2_000)));
-            events.push(nak.clone());
-            let resend = |p: u32| req(p, 5_000 + u64::from(p - 103) * 200);
+            let mut events = vec![write(100, 0), ack(100, 1_000)];
+            events.extend([101, 102, 104, 105, 106, 107, 108, 109, 110].map(|p| write(p, 2_000)));
+            events.push(nak(103, 4_000));
+            let resend = |p: u32| write(p, 5_000 + u64::from(p - 103) * 200);
             events.extend((103..=before_late).map(resend));
-            events.push(req(111, 5_050 + u64::from(before_late - 103) * 200));
+            events.push(write(111, 5_050 + u64::from(before_late - 103) * 200));
             events.extend((before_late + 1..=110).map(resend));
-            events.push(req(112, 7_000));
+            events.push(write(112, 7_000));
             let r = run_timed(&events);
             let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
             let t = &f.retransmission_triggers;
@@ -6911,15 +6904,11 @@ mod tests {
     /// wrong from there).
     #[test]
     fn a_copy_beyond_a_pending_nak_s_psn_is_the_capture_s() {
-        let nak = Event {
-            aeth: Some(Aeth::parse(&[0x60, 0, 0, 1]).unwrap()),
-            ..ack(100, 3_500)
-        };
         let events = vec![
             damaged(write(100, 0)),
             write(101, 1_000),
             write(102, 2_000),
-            nak,
+            nak(100, 3_500),
             write(103, 4_000),
         ];
         let r = run_timed(&held_twice(&events, 300));
