@@ -1613,6 +1613,12 @@ impl Req {
         None
     }
 
+    /// The PSN the last PSN sequence NAK named, once a NAK came (before any, `nak_psn` is no
+    /// NAK's).
+    fn nak_named(&self) -> Option<u32> {
+        self.last_nak_at.map(|_| self.nak_psn)
+    }
+
     /// When request `psn` was sent before `by` so that an answer beginning at `by` answers that
     /// send, if among those in `seen`: the first that came whole (the responder answers in
     /// order, and drops a damaged one), else the last. A READ answered before and sent whole
@@ -1866,10 +1872,8 @@ impl Req {
         // A NAK's go-back-N pass begins at the PSN it names (IBTA §9.7.5.1.2): a packet beyond
         // it, sent again right after its first copy with no pass under way, is no resend that
         // NAK asked for.
-        let beyond_nak = back == 0
-            && !self.in_retx
-            && self.last_nak_at.is_some()
-            && psn_diff(psn, self.nak_psn) > 0;
+        let beyond_nak =
+            back == 0 && !self.in_retx && self.nak_named().is_some_and(|n| psn_diff(psn, n) > 0);
         let copy = self.pairs >= PAIRED
             || (doubled && quiet())
             || ((quiet() || beyond_nak)
@@ -3658,10 +3662,7 @@ impl Analyzer {
                 if class == Class::Retransmitted
                     && !rq.in_retx
                     && news <= u32::from(STRAGGLERS)
-                    && (rq.pass_run >= 2
-                        || rq.pass_run == 1
-                            && rq.retx_psn == rq.nak_psn
-                            && rq.last_nak_at.is_some())
+                    && (rq.pass_run >= 2 || rq.pass_run == 1 && rq.nak_named() == Some(rq.retx_psn))
                     && rq.pending.is_none()
                     && bth.psn == rq.retx_psn.wrapping_add(1) & 0xff_ffff
                     && ts.saturating_sub(rq.pass_at) < ADP_NS
