@@ -3734,10 +3734,14 @@ impl Analyzer {
                             if rq.in_retx && rq.pending == Some(Trigger::Rnr) && !soon {
                                 rq.pending = None;
                             }
-                        } else if shown && !reread {
+                        } else if shown && !reread && !(named && rq.in_retx) {
                             // A retry after an ACK timeout; with nothing from the responder's
                             // node in the capture yet it may be the capture's copy that came
-                            // too late to tell, and no timeout is known either.
+                            // too late to tell, and no timeout is known either. A jump forward
+                            // within a burst to the PSN a NAK named is none: the pass goes on
+                            // past PSNs acknowledged meanwhile (its NAK already counted, as
+                            // when it began at a READ below that PSN), while a timeout's retry
+                            // goes back to the oldest PSN not acknowledged.
                             rq.timeouts_in_row = rq.timeouts_in_row.saturating_add(1);
                             rq.s.timeouts_in_a_row =
                                 rq.s.timeouts_in_a_row.max(u64::from(rq.timeouts_in_row));
@@ -6132,6 +6136,35 @@ mod tests {
             assert_eq!((t.nak, t.timeout, t.unknown), (1, 0, 0), "{what}");
             assert_eq!((f.counters.timeouts, f.timeouts_in_a_row), (0, 0), "{what}");
         }
+    }
+
+    /// A READ's responses come damaged twice (the requester reads it again from 102, and again
+    /// finds 102 missing); it sends on, and a PSN sequence NAK of 108 comes. The requester goes
+    /// back to the READ it still reads (as Linux rxe does on a NAK beyond a READ not yet
+    /// answered): the READ from 102 and 104, and once an ACK of 107 comes, on to 108, the PSN
+    /// the NAK named. That jump forward within the pass is the pass going on past PSNs just
+    /// acknowledged, not a retry after an ACK timeout (one goes back, to the oldest PSN not
+    /// acknowledged).
+    #[test]
+    fn a_nak_s_pass_from_a_read_jumps_on_to_the_psn_it_named() {
+        let mut events = vec![write(100, 0), ack(100, 1_000), read_req(101, 3072, 2_000)];
+        events.push(write(104, 2_100));
+        events.extend(read_resps_damaged(101, 3, 3_000, 100, 102));
+        events.extend([read_req(102, 2048, 5_000), write(104, 5_100)]);
+        events.extend(read_resps_damaged(102, 2, 6_000, 100, 102));
+        events.push(ack(104, 6_500));
+        let new = |p: u32| write(p, 20_000 + u64::from(p) * 100);
+        events.extend([new(105), new(106), new(107), damaged(new(108)), new(109)]);
+        events.push(nak(108, 40_000));
+        events.extend([read_req(102, 2048, 41_000), write(104, 41_100)]);
+        events.extend(read_resps(102, 2, 42_000, 100));
+        events.push(ack(107, 42_500));
+        events.extend([write(108, 43_000), write(109, 43_200), write(110, 44_000)]);
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        let t = &f.retransmission_triggers;
+        assert_eq!((t.timeout, t.unknown), (0, 0), "{t:?}");
+        assert_eq!((f.counters.timeouts, f.timeouts_in_a_row), (0, 0), "{t:?}");
     }
 
     /// 103 comes late, behind 104 and 105, and the flow goes quiet after it (a receiver that
