@@ -293,7 +293,9 @@ fn every_scenario_matches_its_ground_truth() {
 /// late new packet between two resends of a NAK's pass ended the pass, so its next resend read
 /// as a timeout's, and a late packet before a NAK for a PSN below it read as lost (`reorder`);
 /// READs asked again at the requester's pace on a slow link, and passes 1 ms after a NAK the
-/// requester had not acted on, read as timeouts' and as the NAK's (`misconfig`).
+/// requester had not acted on, read as timeouts' and as the NAK's (`misconfig`); a NAK beyond a
+/// READ read again sends the requester back to that READ, and its pass's jump forward to the
+/// NAK's PSN read as a retry after an ACK timeout (`misconfig` at 25 Gb/s).
 #[test]
 fn damaged_packets_and_their_recovery_match_the_truth() {
     let cases: &[(&str, &str, u32, &[&str])] = &[
@@ -364,6 +366,19 @@ fn damaged_packets_and_their_recovery_match_the_truth() {
                 "10G",
                 "--corrupt-rate",
                 "0.02",
+            ],
+        ),
+        (
+            "dmg-misconfig-25g",
+            "misconfig",
+            3898,
+            &[
+                "--seed",
+                "383969584",
+                "--link",
+                "25G",
+                "--corrupt-rate",
+                "0.0608",
             ],
         ),
     ];

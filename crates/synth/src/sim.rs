@@ -1647,10 +1647,19 @@ impl<'s> Sim<'s> {
     fn rx_resp(&mut self, now: u64, c: usize, r: Resp) {
         if let Some(x) = self.conns[c].rereading {
             // After a READ response gap, responses out of sequence are discarded until the
-            // missing one comes; a CNP is no response.
+            // missing one comes; a CNP is no response. A PSN sequence NAK beyond the READ sends
+            // the requester back to that READ, which it still reads (as Linux rxe retries from
+            // a READ not yet answered when a NAK or ACK beyond it comes): the NAK acknowledges
+            // nothing the READ has not got.
             match r {
                 Resp::ReadData { psn, .. } if psn == x => self.conns[c].rereading = None,
                 Resp::Cnp => {}
+                Resp::Nak { psn, code: 0, .. } if psn_diff(psn, x) > 0 => {
+                    let conn = &mut self.conns[c];
+                    (conn.retries, conn.rnr_retries) = (0, 0);
+                    self.go_back(now, c, Cause::Nak, now);
+                    return;
+                }
                 _ => return,
             }
         }
