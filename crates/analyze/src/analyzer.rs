@@ -3632,15 +3632,17 @@ impl Analyzer {
             }
             Class::Retransmitted | Class::GapFilled => {
                 // A burst later than any NAK's round trip after the last NAK, or one that
-                // starts below the NAKs' PSNs after the flow went quiet for `ACT_NS` (a NAK's
-                // pass starts at the PSN it names, IBTA §9.7.5.1.2, at once): the requester did
-                // not act on those NAKs (it resends after its ACK timer), so none of them
-                // starts it; nor a pass that goes back within a burst.
+                // starts below the NAKs' PSNs (a NAK's pass starts at the PSN it names, IBTA
+                // §9.7.5.1.2, at once), each after the flow went quiet for `ACT_NS`: the
+                // requester did not act on those NAKs (it resends after its ACK timer), so none
+                // of them starts it; nor a pass that goes back within a burst. A requester that
+                // kept sending up to the pass was not waiting for its timer: one behind a queue
+                // to the capture point deeper than a NAK's round trip acts on the NAK that late.
                 if (!rq.in_retx || psn_diff(bth.psn, rq.retx_psn) <= 0)
                     && rq.pending == Some(Trigger::Nak)
                     && rq.last_nak_at.is_some_and(|n| {
                         let since = ts.saturating_sub(n);
-                        since > NAK_QUIET_NS
+                        since > NAK_QUIET_NS && quiet(rq) >= ACT_NS
                             || since >= ACT_NS
                                 && psn_diff(bth.psn, rq.nak_low) < 0
                                 && quiet(rq) >= ACT_NS
@@ -6165,6 +6167,34 @@ mod tests {
         let t = &f.retransmission_triggers;
         assert_eq!((t.timeout, t.unknown), (0, 0), "{t:?}");
         assert_eq!((f.counters.timeouts, f.timeouts_in_a_row), (0, 0), "{t:?}");
+    }
+
+    /// A requester behind a queue more than 1 ms deep to the capture point: 105 comes damaged
+    /// and is NAKed, and the requester, sending all the while, goes back to it 1.2 ms after the
+    /// NAK passed the capture point. It never went quiet as one waiting for its ACK timer does,
+    /// so the pass is the NAK's. After a quiet spell of 200 µs instead it is a timeout's.
+    #[test]
+    fn a_nak_s_pass_behind_a_deep_queue_is_the_nak_s() {
+        for quiet in [0, 200_000] {
+            let at = |p: u32| 2_000 + u64::from(p - 101) * 20_000;
+            let mut events = vec![write(100, 0), ack(100, 1_000)];
+            events.extend((101..=170).map(|p| {
+                let e = write(p, at(p));
+                if p == 105 {
+                    damaged(e)
+                } else {
+                    e
+                }
+            }));
+            events.push(nak(105, at(105) + 5_000));
+            let back = at(170) + 10_000 + quiet;
+            events.extend((105..=110).map(|p| write(p, back + u64::from(p - 105) * 1_000)));
+            let r = run_timed(&events);
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+            let t = &f.retransmission_triggers;
+            let want = if quiet == 0 { (1, 0) } else { (0, 1) };
+            assert_eq!((t.nak, t.timeout), want, "quiet {quiet}: {t:?}");
+        }
     }
 
     /// 103 comes late, behind 104 and 105, and the flow goes quiet after it (a receiver that
