@@ -1292,6 +1292,8 @@ pub(crate) struct Req {
     reads: VecDeque<(u32, u64)>,
     gap_open: Option<u64>,
     nak_ts: Option<u64>,
+    /// The time from a NAK to its pass lately (ns, a moving average; see `nak_window`).
+    nak_react: u32,
     /// The most `timeouts_in_row` since the last new request.
     retries_since_new: u32,
     /// The last resend or gap fill: when it came, `seen_n` after it, and how many came in a
@@ -1617,6 +1619,13 @@ impl Req {
     /// NAK's).
     fn nak_named(&self) -> Option<u32> {
         self.last_nak_at.map(|_| self.nak_psn)
+    }
+
+    /// How long after a PSN sequence NAK its pass may come: [`NAK_QUIET_NS`], or three times
+    /// the time from a NAK to its pass lately (a requester behind a queue to the capture
+    /// point whose depth grows and shrinks: its NAKs' passes come late together).
+    fn nak_window(&self) -> u64 {
+        NAK_QUIET_NS.max(3 * u64::from(self.nak_react))
     }
 
     /// When request `psn` was sent before `by` so that an answer beginning at `by` answers that
@@ -3642,7 +3651,7 @@ impl Analyzer {
                     && rq.pending == Some(Trigger::Nak)
                     && rq.last_nak_at.is_some_and(|n| {
                         let since = ts.saturating_sub(n);
-                        since > NAK_QUIET_NS && quiet(rq) >= ACT_NS
+                        since > rq.nak_window() && quiet(rq) >= ACT_NS
                             || since >= ACT_NS
                                 && psn_diff(bth.psn, rq.nak_low) < 0
                                 && quiet(rq) >= ACT_NS
@@ -3861,7 +3870,13 @@ impl Analyzer {
                         }
                     }
                     if let Some(n) = rq.nak_ts.take() {
-                        record(&mut rq.s.nak_to_retx, ts.saturating_sub(n));
+                        let d = ts.saturating_sub(n);
+                        record(&mut rq.s.nak_to_retx, d);
+                        let d = u32::try_from(d).unwrap_or(u32::MAX);
+                        rq.nak_react = match rq.nak_react {
+                            0 => d,
+                            r => r - r / 4 + d / 4,
+                        };
                     }
                     if class == Class::GapFilled {
                         rq.last_pass = Some((bth.psn, ts));
@@ -6194,6 +6209,44 @@ mod tests {
             let t = &f.retransmission_triggers;
             let want = if quiet == 0 { (1, 0) } else { (0, 1) };
             assert_eq!((t.nak, t.timeout), want, "quiet {quiet}: {t:?}");
+        }
+    }
+
+    /// A requester whose NAKs' passes come 400 µs after them (a queue to the capture point
+    /// that deep), its window full and the flow quiet before each: a pass 1.1 ms after the
+    /// fourth NAK is still that NAK's. Where the passes came 5 µs after their NAKs, it is a
+    /// timeout's.
+    #[test]
+    fn nak_s_passes_that_come_late_widen_the_nak_s_window() {
+        for lately in [400_000, 5_000] {
+            let mut events = vec![write(100, 0), ack(100, 1_000)];
+            let mut t = 10_000;
+            for round in 0..4u32 {
+                let base = 101 + round * 10;
+                events.extend((0..5u32).map(|i| {
+                    let e = write(base + i, t + u64::from(i) * 20_000);
+                    if i == 1 {
+                        damaged(e)
+                    } else {
+                        e
+                    }
+                }));
+                let nak_at = t + 25_000;
+                events.push(nak(base + 1, nak_at));
+                let back = nak_at + if round < 3 { lately } else { 1_100_000 };
+                events.extend((1..5u32).map(|i| write(base + i, back + u64::from(i) * 1_000)));
+                events.push(ack(base + 4, back + 20_000));
+                t = back + 50_000;
+            }
+            let r = run_timed(&events);
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+            let t = &f.retransmission_triggers;
+            let want = if lately > 100_000 { (4, 0) } else { (3, 1) };
+            assert_eq!(
+                (t.nak, t.timeout),
+                want,
+                "NAKs' passes {lately} ns after: {t:?}"
+            );
         }
     }
 
