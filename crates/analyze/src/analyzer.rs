@@ -3640,13 +3640,14 @@ impl Analyzer {
                 fl.new_other_mac = fl.new_other_mac.saturating_add(u32::from(other_mac));
             }
             Class::Retransmitted | Class::GapFilled => {
-                // A burst later than any NAK's round trip after the last NAK, or one that
-                // starts below the NAKs' PSNs (a NAK's pass starts at the PSN it names, IBTA
-                // §9.7.5.1.2, at once), each after the flow went quiet for `ACT_NS`: the
-                // requester did not act on those NAKs (it resends after its ACK timer), so none
-                // of them starts it; nor a pass that goes back within a burst. A requester that
-                // kept sending up to the pass was not waiting for its timer: one behind a queue
-                // to the capture point deeper than a NAK's round trip acts on the NAK that late.
+                // A burst later than any NAK's round trip after the last NAK (`nak_window`),
+                // or one that starts below the NAKs' PSNs (a NAK's pass starts at the PSN it
+                // names, IBTA §9.7.5.1.2, at once), each after the flow went quiet for
+                // `ACT_NS`: the requester did not act on those NAKs (it resends after its ACK
+                // timer), so none of them starts it; nor a pass that goes back within a burst.
+                // A requester that kept sending up to the pass was not waiting for its timer:
+                // one behind a queue to the capture point deeper than a NAK's round trip acts
+                // on the NAK that late.
                 if (!rq.in_retx || psn_diff(bth.psn, rq.retx_psn) <= 0)
                     && rq.pending == Some(Trigger::Nak)
                     && rq.last_nak_at.is_some_and(|n| {
@@ -6185,7 +6186,7 @@ mod tests {
     }
 
     /// A requester behind a queue more than 1 ms deep to the capture point: 105 comes damaged
-    /// and is NAKed, and the requester, sending all the while, goes back to it 1.2 ms after the
+    /// and is NAKed, and the requester, sending all the while, goes back to it 1.3 ms after the
     /// NAK passed the capture point. It never went quiet as one waiting for its ACK timer does,
     /// so the pass is the NAK's. After a quiet spell of 200 µs instead it is a timeout's.
     #[test]

@@ -1649,8 +1649,8 @@ impl<'s> Sim<'s> {
             // After a READ response gap, responses out of sequence are discarded until the
             // missing one comes; a CNP is no response. A PSN sequence NAK beyond the READ sends
             // the requester back to that READ, which it still reads (as Linux rxe retries from
-            // a READ not yet answered when a NAK or ACK beyond it comes): the NAK acknowledges
-            // nothing the READ has not got.
+            // a READ not yet answered when a NAK or ACK beyond it comes): the NAK does not
+            // complete a READ whose responses are missing.
             match r {
                 Resp::ReadData { psn, .. } if psn == x => self.conns[c].rereading = None,
                 Resp::Cnp => {}
