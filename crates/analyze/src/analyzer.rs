@@ -3650,12 +3650,11 @@ impl Analyzer {
                 // on the NAK that late.
                 if (!rq.in_retx || psn_diff(bth.psn, rq.retx_psn) <= 0)
                     && rq.pending == Some(Trigger::Nak)
+                    && quiet(rq) >= ACT_NS
                     && rq.last_nak_at.is_some_and(|n| {
                         let since = ts.saturating_sub(n);
-                        since > rq.nak_window() && quiet(rq) >= ACT_NS
-                            || since >= ACT_NS
-                                && psn_diff(bth.psn, rq.nak_low) < 0
-                                && quiet(rq) >= ACT_NS
+                        since > rq.nak_window()
+                            || since >= ACT_NS && psn_diff(bth.psn, rq.nak_low) < 0
                     })
                 {
                     rq.pending = None;
@@ -6194,14 +6193,8 @@ mod tests {
         for quiet in [0, 200_000] {
             let at = |p: u32| 2_000 + u64::from(p - 101) * 20_000;
             let mut events = vec![write(100, 0), ack(100, 1_000)];
-            events.extend((101..=170).map(|p| {
-                let e = write(p, at(p));
-                if p == 105 {
-                    damaged(e)
-                } else {
-                    e
-                }
-            }));
+            events.extend((101..=170).map(|p| write(p, at(p))));
+            events[6] = damaged(events[6].clone());
             events.push(nak(105, at(105) + 5_000));
             let back = at(170) + 10_000 + quiet;
             events.extend((105..=110).map(|p| write(p, back + u64::from(p - 105) * 1_000)));
@@ -6224,14 +6217,9 @@ mod tests {
             let mut t = 10_000;
             for round in 0..4u32 {
                 let base = 101 + round * 10;
-                events.extend((0..5u32).map(|i| {
-                    let e = write(base + i, t + u64::from(i) * 20_000);
-                    if i == 1 {
-                        damaged(e)
-                    } else {
-                        e
-                    }
-                }));
+                events.extend((0..5u32).map(|i| write(base + i, t + u64::from(i) * 20_000)));
+                let second = events.len() - 4;
+                events[second] = damaged(events[second].clone());
                 let nak_at = t + 25_000;
                 events.push(nak(base + 1, nak_at));
                 let back = nak_at + if round < 3 { lately } else { 1_100_000 };
