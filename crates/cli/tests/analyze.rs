@@ -295,7 +295,9 @@ fn every_scenario_matches_its_ground_truth() {
 /// READs asked again at the requester's pace on a slow link, and passes 1 ms after a NAK the
 /// requester had not acted on, read as timeouts' and as the NAK's (`misconfig`); a NAK beyond a
 /// READ read again sends the requester back to that READ, and its pass's jump forward to the
-/// NAK's PSN read as a retry after an ACK timeout (`misconfig` at 25 Gb/s).
+/// NAK's PSN read as a retry after an ACK timeout (`misconfig` at 25 Gb/s); a responder that
+/// takes packets out of order never NAKs a damaged packet's hole and answers nothing after it,
+/// which `analyze` reports as `transport.no_response` and the truth did not expect (`reorder`).
 #[test]
 fn damaged_packets_and_their_recovery_match_the_truth() {
     let cases: &[(&str, &str, u32, &[&str])] = &[
@@ -381,10 +383,30 @@ fn damaged_packets_and_their_recovery_match_the_truth() {
                 "0.0608",
             ],
         ),
+        // The `reorder` connection whose responder takes packets out of order: it waits for the
+        // damaged packet's hole to fill and never NAKs it, so the requester resends after ACK
+        // timeouts and the capture holds no answer at all on that connection.
+        (
+            "dmg-reorder-ooo",
+            "reorder",
+            3082,
+            &[
+                "--seed",
+                "194832919",
+                "--link",
+                "25G",
+                "--ipv6",
+                "--corrupt-rate",
+                "0.0143",
+            ],
+        ),
     ];
     for &(name, scenario, n, extra) in cases {
         let r = matches_truth(name, scenario, n, extra);
         assert!(codes(&r).contains("icrc.bad"), "{name}");
+        if name == "dmg-reorder-ooo" {
+            assert!(codes(&r).contains("transport.no_response"), "{name}");
+        }
     }
 }
 

@@ -218,6 +218,26 @@ pub fn expected_findings(
     if c.rnr_naks > 0 {
         f.push("transport.rnr");
     }
+    // An RC connection learned without CM whose responder sent nothing back in the capture (no
+    // ACK, NAK or READ response, nor any other packet to the requester's QP) while the requester
+    // resent: its requests never got an answer (an out-of-order responder that waits for a hole
+    // to fill does not NAK it).
+    let flow = |src: &str, dst: &str, qp: u32| {
+        t.flows
+            .iter()
+            .find(|x| x.src == src && x.dst == dst && x.dest_qp == qp && x.counters.packets > 0)
+    };
+    if t.connections.iter().any(|x| {
+        let unanswered = |(s, r): (&crate::truth::End, &crate::truth::End)| {
+            flow(&s.node, &r.node, r.qpn).is_some_and(|q| q.counters.retransmitted_packets > 0)
+                && flow(&r.node, &s.node, s.qpn).is_none()
+        };
+        x.transport == "RC"
+            && x.learned != "cm"
+            && [(&x.a, &x.b), (&x.b, &x.a)].into_iter().any(unanswered)
+    }) {
+        f.push("transport.no_response");
+    }
     if c.naks.invalid_request > 0 {
         f.push("transport.invalid_request");
     }
