@@ -1704,7 +1704,7 @@ fn findings(
             )],
             vec![],
             vec![],
-            "Their opcodes, ECN, ICRC, CNPs and NAKs are counted; PSNs, retransmissions, ACK latency, messages and the connections of the CM requests are not. A capture where nearly every packet starts a new flow or connection is usually not RDMA (another protocol on UDP 4791, or damaged bytes). Otherwise raise --max-flows (about 1.7 KB of memory a flow) or cut the capture to the hosts of interest.",
+            "Their opcodes, ECN, ICRC, CNPs and NAKs are counted; PSNs, retransmissions, ACK latency, messages and the connections of the CM requests are not. A capture where nearly every packet starts a new flow or connection is usually not RDMA (another protocol on UDP 4791, or damaged bytes). Otherwise raise --max-flows (about 3 KB of memory a flow) or cut the capture to the hosts of interest.",
         );
     }
     if cap.skipped_searches > 0 {

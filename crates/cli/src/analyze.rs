@@ -38,7 +38,7 @@ pub struct AnalyzeArgs {
     /// Skip ICRC verification (faster; ICRC counts are then all zero).
     #[arg(long)]
     pub no_crc: bool,
-    /// Analyse at most N flows one by one (default 262144, about 1.7 KB of memory each);
+    /// Analyse at most N flows one by one (default 262144, about 3 KB of memory each);
     /// packets of later flows are only counted in the totals.
     #[arg(long, value_name = "N")]
     pub max_flows: Option<usize>,
