@@ -296,8 +296,9 @@ fn every_scenario_matches_its_ground_truth() {
 /// requester had not acted on, read as timeouts' and as the NAK's (`misconfig`); a NAK beyond a
 /// READ read again sends the requester back to that READ, and its pass's jump forward to the
 /// NAK's PSN read as a retry after an ACK timeout (`misconfig` at 25 Gb/s); a responder that
-/// takes packets out of order never NAKs a damaged packet's hole and answers nothing after it,
-/// which `analyze` reports as `transport.no_response` and the truth did not expect (`reorder`).
+/// takes packets out of order never NAKs a damaged packet's hole, so with the hole before its
+/// first acknowledgement it answers nothing at all, which `analyze` reports as
+/// `transport.no_response` and the truth did not expect (`reorder`).
 #[test]
 fn damaged_packets_and_their_recovery_match_the_truth() {
     let cases: &[(&str, &str, u32, &[&str])] = &[
