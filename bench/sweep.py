@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Ground-truth sweep: random `gen` cases, each analysed and compared with its truth file.
+
+    python3 bench/sweep.py [--bin target/release/rdmascope] [-n 1000] [--seed 1] [options]
+
+Each case draws a scenario, a seed, a link speed, a length, (for RoCE) IPv6 or a VLAN tag and
+a snaplen from `--seed`, so the same arguments give the same cases. The comparison is the one the
+ground-truth tests make (crates/cli/tests/analyze.rs): every total and per-flow counter, the
+retry measures, the PFC episodes and the set of finding codes. A failing case is printed as
+the `gen` options that make it again, with its first differences; its capture and truth stay
+in `--work`. The exit status is 1 when any case failed.
+
+`--doubled LAG_NS` holds every frame of the capture twice, the copy LAG_NS later (as a capture
+on two bond members, or a tap and a SPAN port, does), and compares the transport totals only:
+the copies must read as the capture's, not as the network's (RoCE at 100 Gb/s, no IB).
+
+The sweeps DESIGN.md §8 quotes since session 45, by their arguments (1–5 minutes each on two
+cores):
+    -n 3000 --seed 4502 --corrupt 0.001,0.03             0.1–3% damage
+    -n 2000 --seed 4503 --corrupt 0.001,0.05             0.1–5%
+    -n 3000 --seed 4504                                  no damage
+    -n 300  --seed 4505 --corrupt 0.05,0.15              5–15%
+    -n 1000 --seed 4506 --corrupt 0.001,0.10 --scenarios ib
+    -n 1500 --seed 4507 --corrupt 0.001,0.05 --snaplens
+    -n 150  --seed 4508 --corrupt 0.001,0.05 --packets 100000,300000
+    -n 3000 --seed 4521 --corrupt 0.001,0.10             0.1–10%
+    -n 1500 --seed 4534 --corrupt 0.01,0.08 --links 10G,25G
+    -n 300  --seed 4512 --corrupt 0.001,0.05 --doubled 2000   (and 300, 4000)
+"""
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+
+SCENARIOS = "clean,lossy,rnr,incast,pfc-storm,misconfig,ib,mixed,reorder,errors"
+COUNTERS = ["packets", "bytes", "payload_bytes", "opcodes", "retransmitted_packets",
+            "gap_filled_packets", "reordered_packets", "missing_packets", "duplicate_acks",
+            "naks", "rnr_naks", "timeouts", "cnp", "ecn", "icrc"]
+MEASURES = ["reordered_resent", "timeouts_in_a_row", "rnr_naks_in_a_row", "transport"]
+TRANSPORT = ["retransmitted_packets", "missing_packets", "duplicate_acks", "timeouts", "naks"]
+PFC = ["pause_episodes", "pause_ns_total", "frames", "xoff_frames"]
+
+
+def cases(a):
+    rng = random.Random(a.seed)
+    lo_p, hi_p = map(int, a.packets.split(","))
+    for i in range(a.n):
+        sc = rng.choice(a.scenarios.split(","))
+        opts = ["--seed", str(rng.randrange(1, 1 << 30))]
+        if not a.doubled:
+            opts += ["--link", rng.choice(a.links.split(","))]
+        if a.duration:
+            lo, hi = map(int, a.duration.split(","))
+            opts += ["--duration", f"{rng.randint(lo, hi)}us"]
+        else:
+            opts += ["--packets", str(rng.randint(lo_p, hi_p))]
+        if sc != "ib" and not a.doubled:
+            r = rng.random()
+            if r < 0.2:
+                opts += ["--ipv6"]
+            elif r < 0.4:
+                opts += ["--vlan", "7", "--pcp", str(rng.randrange(8))]
+        if a.snaplens:
+            if rng.random() < 0.4:
+                opts += ["--snaplen", str(rng.choice([64, 80, 96, 112, 128, 160, 200, 256, 384, 512]))]
+        elif not a.doubled and rng.random() < 0.2:
+            opts += ["--snaplen", "128"]
+        if a.corrupt:
+            lo, hi = map(float, a.corrupt.split(","))
+            opts += ["--corrupt-rate", "%.4f" % rng.uniform(lo, hi)]
+        yield i, sc, opts
+
+
+def diff(t, r):
+    """What the report `r` says differently from the truth `t`."""
+    out = []
+    for k in COUNTERS:
+        if r["totals"].get(k) != t["totals"].get(k):
+            out.append(f"totals.{k}: ours {r['totals'].get(k)} truth {t['totals'].get(k)}")
+    key = lambda f: (f["src"], f["dst"], f["dest_qp"])
+    ours, truth = {key(f): f for f in r["flows"]}, {key(f): f for f in t["flows"]}
+    if set(ours) != set(truth):
+        out.append(f"flows: ours only {sorted(set(ours) - set(truth))[:3]}, "
+                   f"truth only {sorted(set(truth) - set(ours))[:3]}")
+    for k, w in truth.items():
+        for c in COUNTERS + MEASURES:
+            if k in ours and ours[k].get(c) != w.get(c):
+                out.append(f"flow {k} {c}: ours {ours[k].get(c)} truth {w.get(c)}")
+    got, want = {f["code"] for f in r["findings"]}, set(t["expected_findings"])
+    if got != want:
+        out.append(f"findings: ours only {sorted(got - want)}, missing {sorted(want - got)}")
+    for k in PFC:
+        if r["pfc"][k] != t["pfc"][k]:
+            out.append(f"pfc.{k}: ours {r['pfc'][k]} truth {t['pfc'][k]}")
+    return out
+
+
+def double(src, dst, lag):
+    """Writes classic pcap `src` to `dst` with every record held twice, the copy `lag` ns later
+    (records in the order of the originals, each copy right behind its original)."""
+    b = open(src, "rb").read()
+    hdr, off, out = b[:24], 24, [b[:24]]
+    mult = 1 if struct.unpack("<I", hdr[:4])[0] == 0xA1B23C4D else 1000
+    while off + 16 <= len(b):
+        s, frac, cl, ol = struct.unpack("<IIII", b[off:off + 16])
+        data = b[off + 16:off + 16 + cl]
+        off += 16 + cl
+        for t in (s * 1_000_000_000 + frac * mult, s * 1_000_000_000 + frac * mult + lag):
+            s2, f2 = divmod(t, 1_000_000_000)
+            out.append(struct.pack("<IIII", s2, f2 // mult, cl, ol) + data)
+    open(dst, "wb").write(b"".join(out))
+
+
+def run(a, case):
+    i, sc, opts = case
+    # pcapng keeps the link speed (`if_speed`) that PAUSE quanta are timed at; the doubling
+    # rewrites classic pcap records.
+    ext = "pcap" if a.doubled else "pcapng"
+    cap, truth = os.path.join(a.work, f"c{i}.{ext}"), os.path.join(a.work, f"c{i}.json")
+    g = subprocess.run([a.bin, "gen", "--scenario", sc, *opts, "--truth", truth, "-o", cap],
+                       capture_output=True)
+    if g.returncode:
+        return case, ["gen failed: " + g.stderr.decode()[:200]]
+    read = cap
+    if a.doubled:
+        read = os.path.join(a.work, f"c{i}-doubled.pcap")
+        double(cap, read, a.doubled)
+    r = subprocess.run([a.bin, "analyze", "--json", read], capture_output=True)
+    if r.returncode:
+        return case, ["analyze failed: " + r.stderr.decode()[:300]]
+    t, rep = json.load(open(truth)), json.loads(r.stdout)
+    if a.doubled:
+        d = [f"totals.{k}: ours {rep['totals'][k]} truth {t['totals'][k]}"
+             for k in TRANSPORT if rep["totals"][k] != t["totals"][k]]
+    else:
+        d = diff(t, rep)
+    if not d:
+        for f in {cap, truth, read}:
+            os.remove(f)
+    return case, d
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--bin", default="target/release/rdmascope")
+    p.add_argument("-n", type=int, default=1000, help="cases")
+    p.add_argument("--seed", type=int, default=1, help="seed of the case draw")
+    p.add_argument("--scenarios", default=SCENARIOS, help="comma-separated scenarios to draw from")
+    p.add_argument("--links", default="10G,25G,100G,200G,400G")
+    p.add_argument("--packets", help="LO,HI frames a capture (default 2000,40000; doubled: 2000,30000)")
+    p.add_argument("--duration", help="LO,HI µs a capture, instead of --packets")
+    p.add_argument("--corrupt", help="LO,HI fraction of packets damaged before the capture point")
+    p.add_argument("--snaplens", action="store_true", help="cut 40%% of the captures to 64–512 bytes")
+    p.add_argument("--doubled", type=int, metavar="LAG_NS", help="hold every frame twice")
+    p.add_argument("--work", default="/tmp/rdmascope-sweep", help="where captures are written")
+    p.add_argument("-j", type=int, default=os.cpu_count() or 2, help="cases at once")
+    a = p.parse_args()
+    if a.doubled:
+        a.scenarios = ",".join(s for s in a.scenarios.split(",") if s != "ib")
+    a.packets = a.packets or ("2000,30000" if a.doubled else "2000,40000")
+    os.makedirs(a.work, exist_ok=True)
+    fails = 0
+    with cf.ThreadPoolExecutor(a.j) as ex:
+        for (i, sc, opts), d in ex.map(lambda c: run(a, c), cases(a)):
+            if d:
+                fails += 1
+                held = f" (every frame held twice, {a.doubled} ns apart)" if a.doubled else ""
+                print(f"FAIL case {i}: gen --scenario {sc} {' '.join(opts)}{held}")
+                for line in d[:6]:
+                    print("   ", line)
+    print(f"{fails} of {a.n} cases differ from their truth")
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
