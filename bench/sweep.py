@@ -25,7 +25,8 @@ cores):
     -n 150  --seed 4508 --corrupt 0.001,0.05 --packets 100000,300000
     -n 3000 --seed 4521 --corrupt 0.001,0.10             0.1–10%
     -n 1500 --seed 4534 --corrupt 0.01,0.08 --links 10G,25G
-    -n 300  --seed 4512 --corrupt 0.001,0.05 --doubled 2000   (and 300, 4000)
+    -n 300  --seed 4512 --corrupt 0.001,0.05 --doubled 2000   (session 46: 1 failure, and 1
+                                                          with 300, 2 with 4000)
 """
 import argparse
 import concurrent.futures as cf

@@ -133,6 +133,9 @@ const UNTRACKED: usize = usize::MAX;
 /// [`Analyzer::restart`]).
 const FAR_PSN: u32 = crate::psn::WINDOW_PSNS;
 
+/// UD packets a flow remembers to tell the capture's copies of them (see `Req::ud_seen`).
+const UD_SEEN: usize = 4;
+
 /// PFC/PAUSE frames remembered to tell their copies ([`Analyzer::pfc_copy`]).
 const PFC_RECENT: usize = 4;
 
@@ -446,11 +449,30 @@ pub struct Event {
     pub prio: u8,
     pub udp_sport: Option<u16>,
     pub aeth: Option<Aeth>,
-    pub dma_len: Option<u32>,
+    pub ext: ExtWord,
     pub cm: Option<Box<CmMessage>>,
 }
 
+/// The extension header field the analysis needs besides the AETH: a RETH's DMA length (IBTA
+/// §9.3.2) or a DETH's source QP (§9.3.3), in one word, as no opcode it follows carries both
+/// (RD's RDMA requests, with RETH and DETH, keep the DMA length).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ExtWord {
+    #[default]
+    None,
+    DmaLen(u32),
+    SrcQp(u32),
+}
+
 impl Event {
+    /// The RETH's DMA length, if the packet carries one.
+    pub fn dma_len(&self) -> Option<u32> {
+        match self.ext {
+            ExtWord::DmaLen(n) => Some(n),
+            _ => None,
+        }
+    }
+
     /// Decodes one captured frame into its event: plain RoCEv2 straight from the bytes, anything
     /// else through [`Frame::decode`] (the same event either way).
     pub fn decode(
@@ -536,7 +558,11 @@ impl Event {
             prio: f.pcp().unwrap_or(f.dscp().unwrap_or(0) >> 3),
             udp_sport: f.udp.map(|u| u.src_port),
             aeth: f.ext.aeth,
-            dma_len: f.ext.reth.map(|r| r.dma_len),
+            ext: match (f.ext.reth, f.ext.deth) {
+                (Some(r), _) => ExtWord::DmaLen(r.dma_len),
+                (None, Some(d)) => ExtWord::SrcQp(d.src_qp),
+                (None, None) => ExtWord::None,
+            },
             cm: if f.is_mad {
                 f.mad().and_then(|m| m.cm).map(Box::new)
             } else {
@@ -1315,6 +1341,12 @@ pub(crate) struct Req {
     /// The PSN and DMA length of the last READ request resent (`reasked` reaches to its end).
     reask_psn: u32,
     reask_len: u32,
+    /// The last [`UD_SEEN`] packets of a UD flow (source QP, PSN and payload length as one
+    /// key, and when), newest at `ud_seen_n - 1` modulo `UD_SEEN` (which stays at least
+    /// `UD_SEEN` once reached): a packet that matches one less than [`DUP_NS`] before is the
+    /// capture's copy of it, as UD is never resent.
+    ud_seen: [(u64, u64); UD_SEEN],
+    ud_seen_n: u8,
     /// PSN sequence NAKs for other PSNs that came while one was pending: each starts a
     /// go-back-N burst of its own (a strict receiver NAKs again once a late packet let it
     /// move on) unless a burst under way resends its PSN; the PSN of the last, and the lowest
@@ -3336,6 +3368,23 @@ impl Analyzer {
             Kind::ReadResponse => self.read_response(m, fi, e, bth, info.op),
             Kind::Ud => {
                 let rq = fl.req();
+                // UD is never resent (IBTA §9.8.1: no ACKs, no retries), so a packet from the
+                // source QP, with the PSN and length, of one less than `DUP_NS` before is the
+                // capture's copy of it (held twice): not a second message.
+                if let ExtWord::SrcQp(q) = e.ext {
+                    let key = u64::from(q & 0xff_ffff)
+                        | u64::from(bth.psn) << 24
+                        | u64::from(e.payload_len & 0xffff) << 48;
+                    let seen = &rq.ud_seen[..UD_SEEN.min(usize::from(rq.ud_seen_n))];
+                    if seen
+                        .iter()
+                        .any(|&(k, t)| k == key && m.ts_ns.saturating_sub(t) < DUP_NS)
+                    {
+                        return self.duplicate(fi, m.number);
+                    }
+                    rq.ud_seen[usize::from(rq.ud_seen_n) % UD_SEEN] = (key, m.ts_ns);
+                    rq.ud_seen_n = rq.ud_seen_n.checked_add(1).unwrap_or(UD_SEEN as u8);
+                }
                 rq.close_message(u64::from(e.payload_len), info.op);
                 rq.s.unique_payload += u64::from(e.payload_len);
                 if let Some(cm) = e.cm.as_deref() {
@@ -3572,7 +3621,7 @@ impl Analyzer {
                 before,
                 answers,
                 *known,
-                (is_read, e.dma_len, damaged),
+                (is_read, e.dma_len(), damaged),
             )
         {
             return true;
@@ -3713,7 +3762,7 @@ impl Analyzer {
                         .get_or_insert_with(Box::default)
                         .push(ts, bth.psn);
                     if is_read {
-                        rq.reask(bth.psn, e.dma_len);
+                        rq.reask(bth.psn, e.dma_len());
                     }
                     fl.retx_other_mac = fl.retx_other_mac.saturating_add(u32::from(other_mac));
                     // A jump forward to the PSN a NAK named: the requester starts over there
@@ -3906,7 +3955,7 @@ impl Analyzer {
                 }
                 Position::Only => {
                     let size = if is_read {
-                        u64::from(e.dma_len.unwrap_or(0))
+                        u64::from(e.dma_len().unwrap_or(0))
                     } else {
                         p
                     };
@@ -5395,7 +5444,7 @@ mod tests {
     /// A READ request of QP 0x50 (node 1 to node 2) for `dma` bytes.
     fn read_req(psn: u32, dma: u32, ts: u64) -> Event {
         Event {
-            dma_len: Some(dma),
+            ext: ExtWord::DmaLen(dma),
             ..rc(1, 2, 0x50, 0x0c, psn, ts)
         }
     }
@@ -5533,6 +5582,37 @@ mod tests {
             aeth: (opcode == 0x11).then(|| Aeth::parse(&[0, 0, 0, 1]).unwrap()),
             ..Event::default()
         }
+    }
+
+    /// UD is never resent: a UD packet with the source QP, PSN and length of one 300 ns before
+    /// is the capture's copy of it (one message, one copy found), while one from another source
+    /// QP with that PSN, or the same again 18 µs later, is a message of its own.
+    #[test]
+    fn a_ud_packet_held_twice_is_one_message() {
+        let ud = |src_qp: u32, psn: u32, ts: u64| Event {
+            ext: ExtWord::SrcQp(src_qp),
+            payload_len: 256,
+            ..rc(1, 2, 0x20, 0x64, psn, ts)
+        };
+        let events = [
+            ud(7, 5, 1_000),
+            ud(7, 5, 1_300),
+            ud(8, 5, 1_400),
+            ud(7, 6, 2_000),
+            ud(7, 6, 20_000),
+        ];
+        let mut an = Analyzer::new(Config::default());
+        for (i, e) in events.iter().enumerate() {
+            let meta = PacketMeta {
+                number: i as u64 + 1,
+                ..e.meta
+            };
+            an.event(&Event { meta, ..e.clone() });
+        }
+        assert_eq!(an.duplicates.0, 1);
+        let r = an.finish();
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x20).unwrap();
+        assert_eq!((f.counters.packets, f.messages.count), (5, 4));
     }
 
     /// A request with a bad ICRC and a PSN beyond the flow's window (a damaged header) is
@@ -6413,7 +6493,7 @@ mod tests {
         for (pad, n) in (0..8u32).flat_map(|p| [(p, 1u32), (p, 5)]) {
             let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
             let read = |psn, dma, ts| Event {
-                dma_len: Some(dma),
+                ext: ExtWord::DmaLen(dma),
                 ..req(0x0c, psn, ts)
             };
             let ans = |op, psn, ts| rc(2, 1, 0x51, op, psn, ts);
@@ -6475,7 +6555,7 @@ mod tests {
         for pad in 0..8u32 {
             let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
             let read = |psn, ts| Event {
-                dma_len: Some(3072),
+                ext: ExtWord::DmaLen(3072),
                 ..req(0x0c, psn, ts)
             };
             let ans = |op, psn, ts| rc(2, 1, 0x51, op, psn, ts);
@@ -6689,7 +6769,7 @@ mod tests {
         for pad in 0..8u32 {
             let req = |op, psn, ts| rc(1, 2, 0x50, op, psn, ts);
             let read = |ts| Event {
-                dma_len: Some(2048),
+                ext: ExtWord::DmaLen(2048),
                 ..req(0x0c, 100, ts)
             };
             let ans = |op, psn, ts| rc(2, 1, 0x51, op, psn, ts);
@@ -7260,7 +7340,7 @@ mod tests {
         // A READ of three PSNs (101..=103) resent in a pass: the next request, 104, is the
         // pass going on, not a jump to the PSN a NAK named.
         let read = |p| Event {
-            dma_len: Some(3000),
+            ext: ExtWord::DmaLen(3000),
             ..rc(1, 2, 0x20, 0x0c, p, 0)
         };
         let mut events = vec![rc(1, 2, 0x20, 0x0a, 100, 0), rc(2, 1, 0x10, 0x11, 100, 0)];

@@ -13,7 +13,7 @@ mod quick;
 pub mod report;
 
 pub use analyzer::{
-    Analyzer, Batch, Bth, Config, Dcb, Event, FileCut, LinkFrame, Node, PacketMeta,
+    Analyzer, Batch, Bth, Config, Dcb, Event, ExtWord, FileCut, LinkFrame, Node, PacketMeta,
 };
 pub use findings::application;
 pub use report::Report;

@@ -19,7 +19,7 @@
 
 use rdmascope_wire::bth::{self, BthPacket};
 use rdmascope_wire::ethernet::{self, ethertype, EthernetFrame, VlanRepr};
-use rdmascope_wire::ext::{Aeth, Reth};
+use rdmascope_wire::ext::{Aeth, Deth, Reth};
 use rdmascope_wire::frame::Encap;
 use rdmascope_wire::gre::{self, ErspanRepr, GrePacket, GreRepr};
 use rdmascope_wire::grh::{self, GrhPacket};
@@ -32,7 +32,7 @@ use rdmascope_wire::udp::UdpPacket;
 use rdmascope_wire::vxlan::{self, VxlanRepr};
 use rdmascope_wire::{DecodeOptions, IcrcStatus};
 
-use crate::analyzer::{flow_slot, mac_word, v4_pair, Bth, Event, Node, PacketMeta};
+use crate::analyzer::{flow_slot, mac_word, v4_pair, Bth, Event, ExtWord, Node, PacketMeta};
 
 const IPV4_HEADER_LEN: usize = 20;
 const IPV6_HEADER_LEN: usize = 40;
@@ -467,10 +467,15 @@ fn transport(
     let aeth = (info.ext & ext::AETH != 0)
         .then(|| Aeth::parse(&exts[ext::offset(info.ext, ext::AETH)..]).ok())
         .flatten();
-    let dma_len = (info.ext & ext::RETH != 0)
-        .then(|| Reth::parse(&exts[ext::offset(info.ext, ext::RETH)..]).ok())
-        .flatten()
-        .map(|r| r.dma_len);
+    let word = if info.ext & ext::RETH != 0 {
+        Reth::parse(&exts[ext::offset(info.ext, ext::RETH)..])
+            .map_or(ExtWord::None, |r| ExtWord::DmaLen(r.dma_len))
+    } else if info.ext & ext::DETH != 0 {
+        Deth::parse(&exts[ext::offset(info.ext, ext::DETH)..])
+            .map_or(ExtWord::None, |d| ExtWord::SrcQp(d.src_qp))
+    } else {
+        ExtWord::None
+    };
 
     // ICRC (IBTA Annex A17.3.3), when the capture holds it.
     let icrc_end = tstart + tlen;
@@ -505,7 +510,7 @@ fn transport(
         prio: e_prio,
         udp_sport: e_udp_sport,
         aeth: e_aeth,
-        dma_len: e_dma_len,
+        ext: e_ext,
         cm: e_cm,
     } = e;
     *e_meta = meta;
@@ -534,7 +539,7 @@ fn transport(
     *e_prio = h.prio;
     *e_udp_sport = h.udp_sport;
     *e_aeth = aeth;
-    *e_dma_len = dma_len;
+    *e_ext = word;
     if e_cm.is_some() {
         *e_cm = None;
     }

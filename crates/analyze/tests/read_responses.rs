@@ -6,7 +6,7 @@
 mod common;
 
 use common::flow;
-use rdmascope_analyze::Event;
+use rdmascope_analyze::{Event, ExtWord};
 use rdmascope_wire::opcode::{OpInfo, Operation};
 use serde_json::Value;
 
@@ -74,7 +74,8 @@ fn cnps_for_ce_marked_read_responses_measure_their_sender() {
             let mut bth = c.bth.unwrap();
             (bth.opcode, bth.psn, bth.ackreq) = (0x81, 0, false);
             c.bth = Some(bth);
-            (c.payload_len, c.aeth, c.dma_len, c.ecn, c.icrc) = (16, None, None, Some(2), None);
+            (c.payload_len, c.aeth, c.ext, c.ecn, c.icrc) =
+                (16, None, ExtWord::None, Some(2), None);
             cnps.push(c.meta.ts_ns);
             out.push(e);
             out.push(c);

@@ -7,7 +7,9 @@
 use std::sync::LazyLock;
 
 use proptest::prelude::*;
-use rdmascope_analyze::{Analyzer, Batch, Bth, Config, Event, LinkFrame, Node, PacketMeta};
+use rdmascope_analyze::{
+    Analyzer, Batch, Bth, Config, Event, ExtWord, LinkFrame, Node, PacketMeta,
+};
 use rdmascope_synth::{generate, GenOptions, Scenario, Sink};
 use rdmascope_wire::ext::Aeth;
 use rdmascope_wire::frame::Encap;
@@ -206,7 +208,12 @@ proptest! {
                 prio,
                 udp_sport: (sport != 0).then_some(sport),
                 aeth: aeth.map(|(syndrome, msn)| Aeth { syndrome, msn }),
-                dma_len,
+                // Now and then a DETH's source QP instead (UD copies are told by it).
+                ext: match dma_len {
+                    Some(n) if n % 3 == 0 => ExtWord::SrcQp(n & 0xff_ffff),
+                    Some(n) => ExtWord::DmaLen(n),
+                    None => ExtWord::None,
+                },
                 ..Event::default()
             };
             // Now and then a frame of another kind: no BTH, or a rare kind beside one.
