@@ -616,7 +616,9 @@ fn text_report_says_when_naks_cannot_be_told() {
         ),
         "{s}"
     );
-    let whole = generated(&d, "rnr.pcap", "rnr", 3000);
+    // Not `rnr.pcap`: `every_scenario_matches_its_ground_truth` writes that file in the same
+    // directory (the test process's), and the two tests run at once.
+    let whole = generated(&d, "rnr-whole.pcap", "rnr", 3000);
     let o = bin().args(["analyze"]).arg(&whole).output().unwrap();
     assert!(!String::from_utf8(o.stdout).unwrap().contains("AETH"));
 }
