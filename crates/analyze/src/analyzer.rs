@@ -3368,9 +3368,10 @@ impl Analyzer {
             Kind::ReadResponse => self.read_response(m, fi, e, bth, info.op),
             Kind::Ud => {
                 let rq = fl.req();
-                // UD is never resent (IBTA §9.8.1: no ACKs, no retries), so a packet from the
-                // source QP, with the PSN and length, of one less than `DUP_NS` before is the
-                // capture's copy of it (held twice): not a second message.
+                // UD is never resent (IBTA §9.1: the unreliable services use no
+                // acknowledgements, so nothing asks for a resend), so a packet from the source
+                // QP, with the PSN and length, of one less than `DUP_NS` before is the capture's
+                // copy of it (held twice): not a second message.
                 if let ExtWord::SrcQp(q) = e.ext {
                     let key = u64::from(q & 0xff_ffff)
                         | u64::from(bth.psn) << 24
