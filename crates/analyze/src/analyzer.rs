@@ -3373,7 +3373,7 @@ impl Analyzer {
                 // QP, with the PSN and length, of one less than `DUP_NS` before is the capture's
                 // copy of it (held twice): not a second message.
                 if let ExtWord::SrcQp(q) = e.ext {
-                    let key = u64::from(q & 0xff_ffff)
+                    let key = u64::from(q)
                         | u64::from(bth.psn) << 24
                         | u64::from(e.payload_len & 0xffff) << 48;
                     let seen = &rq.ud_seen[..UD_SEEN.min(usize::from(rq.ud_seen_n))];
@@ -5602,16 +5602,9 @@ mod tests {
             ud(7, 6, 2_000),
             ud(7, 6, 20_000),
         ];
-        let mut an = Analyzer::new(Config::default());
-        for (i, e) in events.iter().enumerate() {
-            let meta = PacketMeta {
-                number: i as u64 + 1,
-                ..e.meta
-            };
-            an.event(&Event { meta, ..e.clone() });
-        }
-        assert_eq!(an.duplicates.0, 1);
-        let r = an.finish();
+        let r = run_timed(&events);
+        let copies = r.findings.iter().find(|f| f.code == "capture.duplicates");
+        assert_eq!(copies.unwrap().frames, [2]);
         let f = r.flows.iter().find(|f| f.dest_qp == 0x20).unwrap();
         assert_eq!((f.counters.packets, f.messages.count), (5, 4));
     }
