@@ -1320,6 +1320,9 @@ pub(crate) struct Req {
     nak_ts: Option<u64>,
     /// The time from a NAK to its pass lately (ns, a moving average; see `nak_window`).
     nak_react: u32,
+    /// When the last new request came, and when the last go-back-N pass began (0: none yet).
+    new_at: u64,
+    burst_at: u64,
     /// The most `timeouts_in_row` since the last new request.
     retries_since_new: u32,
     /// The last resend or gap fill: when it came, `seen_n` after it, and how many came in a
@@ -3685,6 +3688,7 @@ impl Analyzer {
                 }
                 rq.in_retx = false;
                 rq.retries_since_new = 0;
+                rq.new_at = ts;
                 rq.prev_read = is_read;
                 rq.s.unique_payload += u64::from(e.payload_len);
                 fl.new_other_mac = fl.new_other_mac.saturating_add(u32::from(other_mac));
@@ -3697,13 +3701,16 @@ impl Analyzer {
                 // timer), so none of them starts it; nor a pass that goes back within a burst.
                 // A requester that kept sending up to the pass was not waiting for its timer:
                 // one behind a queue to the capture point deeper than a NAK's round trip acts
-                // on the NAK that late.
+                // on the NAK that late. New packets that came after the NAK, with no pass begun
+                // since, were in that queue before the requester had the NAK: its pass comes
+                // after them, so the window runs from the last of them.
                 if (!rq.in_retx || psn_diff(bth.psn, rq.retx_psn) <= 0)
                     && rq.pending == Some(Trigger::Nak)
                     && quiet(rq) >= ACT_NS
                     && rq.last_nak_at.is_some_and(|n| {
                         let since = ts.saturating_sub(n);
-                        since > rq.nak_window()
+                        let from = if rq.burst_at < n { n.max(rq.new_at) } else { n };
+                        ts.saturating_sub(from) > rq.nak_window()
                             || since >= ACT_NS && psn_diff(bth.psn, rq.nak_low) < 0
                     })
                 {
@@ -3868,6 +3875,7 @@ impl Analyzer {
                     rq.gap_open = None;
                 } else if !rq.in_retx {
                     rq.in_retx = true;
+                    rq.burst_at = ts;
                     let trigger = if below_nak { None } else { rq.pending.take() };
                     // A pass that begins with a gap fill (the passes above begin with a resend):
                     // the NAK's or RNR NAK's as well, and the resends after it go on with it.
@@ -6259,12 +6267,13 @@ mod tests {
     }
 
     /// A requester behind a queue more than 1 ms deep to the capture point: 105 comes damaged
-    /// and is NAKed, and the requester, sending all the while, goes back to it 1.3 ms after the
-    /// NAK passed the capture point. It never went quiet as one waiting for its ACK timer does,
-    /// so the pass is the NAK's. After a quiet spell of 200 µs instead it is a timeout's.
+    /// and is NAKed, and the requester's new packets keep coming for 1.3 ms after the NAK
+    /// passed the capture point. It goes back to 105 right after them: the pass is the NAK's.
+    /// So it is 200 µs after them (the NAK reached it late, or the pass waited behind another
+    /// QP's packets), but 1.1 ms after them it is a timeout's.
     #[test]
     fn a_nak_s_pass_behind_a_deep_queue_is_the_nak_s() {
-        for quiet in [0, 200_000] {
+        for quiet in [0, 200_000, 1_100_000] {
             let at = |p: u32| 2_000 + u64::from(p - 101) * 20_000;
             let mut events = vec![write(100, 0), ack(100, 1_000)];
             events.extend((101..=170).map(|p| write(p, at(p))));
@@ -6275,7 +6284,7 @@ mod tests {
             let r = run_timed(&events);
             let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
             let t = &f.retransmission_triggers;
-            let want = if quiet == 0 { (1, 0) } else { (0, 1) };
+            let want = if quiet < 1_000_000 { (1, 0) } else { (0, 1) };
             assert_eq!((t.nak, t.timeout), want, "quiet {quiet}: {t:?}");
         }
     }

@@ -401,6 +401,38 @@ fn damaged_packets_and_their_recovery_match_the_truth() {
                 "0.0143",
             ],
         ),
+        // A requester at 10 Gb/s whose new packets keep coming for 260 µs after a NAK, and
+        // whose pass then waits 850 µs more behind another QP's READ responses: 1.107 ms after
+        // the NAK, it is still the NAK's pass.
+        (
+            "dmg-lossy-10g-queue",
+            "lossy",
+            34747,
+            &[
+                "--seed",
+                "981446652",
+                "--link",
+                "10G",
+                "--corrupt-rate",
+                "0.0922",
+            ],
+        ),
+        // A NAK whose pass begins at once; the requester sends new packets for 75 µs more,
+        // goes quiet, and resends 1.05 ms after the NAK on its ACK timer. A pass began after
+        // the NAK, so its window runs from the NAK, not from those new packets.
+        (
+            "dmg-clean-25g-timeout",
+            "clean",
+            6005,
+            &[
+                "--seed",
+                "186891440",
+                "--link",
+                "25G",
+                "--corrupt-rate",
+                "0.0926",
+            ],
+        ),
     ];
     for &(name, scenario, n, extra) in cases {
         let r = matches_truth(name, scenario, n, extra);
