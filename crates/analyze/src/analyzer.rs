@@ -1323,6 +1323,9 @@ pub(crate) struct Req {
     /// When the last new request came, and when the last go-back-N pass began (0: none yet).
     new_at: u64,
     burst_at: u64,
+    /// The last PSN sequence NAK was set aside by a burst that began below its PSN (see
+    /// `Class::Retransmitted` in [`Analyzer::request`]) and that burst is under way.
+    nak_set_aside: bool,
     /// The most `timeouts_in_row` since the last new request.
     retries_since_new: u32,
     /// The last resend or gap fill: when it came, `seen_n` after it, and how many came in a
@@ -3689,6 +3692,7 @@ impl Analyzer {
                 rq.in_retx = false;
                 rq.retries_since_new = 0;
                 rq.new_at = ts;
+                rq.nak_set_aside = false;
                 rq.prev_read = is_read;
                 rq.s.unique_payload += u64::from(e.payload_len);
                 fl.new_other_mac = fl.new_other_mac.saturating_add(u32::from(other_mac));
@@ -3714,6 +3718,7 @@ impl Analyzer {
                             || since >= ACT_NS && psn_diff(bth.psn, rq.nak_low) < 0
                     })
                 {
+                    rq.nak_set_aside = psn_diff(bth.psn, rq.nak_low) < 0;
                     rq.pending = None;
                     rq.naks_queued = 0;
                     rq.naks_since_pass = 0;
@@ -3727,6 +3732,7 @@ impl Analyzer {
                 // one, the PSN the last NAK named: a capture's copy trailing its packet makes
                 // a pass of one that no NAK asked for.
                 let news = rq.seen_n.wrapping_sub(rq.pass_seen_n).wrapping_sub(1);
+                let prev_pass_at = rq.pass_at;
                 if class == Class::Retransmitted
                     && !rq.in_retx
                     && news <= u32::from(STRAGGLERS)
@@ -3802,6 +3808,17 @@ impl Analyzer {
                             if rq.in_retx && rq.pending == Some(Trigger::Rnr) && !soon {
                                 rq.pending = None;
                             }
+                        } else if rq.nak_set_aside
+                            && rq.in_retx
+                            && bth.psn == rq.nak_psn
+                            && ts.saturating_sub(prev_pass_at) < ADP_NS
+                        {
+                            // The NAK the burst was set aside from reached the requester late
+                            // (behind a queue after the capture point): a go-back within the
+                            // burst, at once, to the PSN it named is its pass, no timer's. The
+                            // requester has an answer: its retries begin again.
+                            rq.nak_set_aside = false;
+                            rq.timeouts_in_row = 0;
                         } else if shown && !reread && !(named && rq.in_retx) {
                             // A retry after an ACK timeout; with nothing from the responder's
                             // node in the capture yet it may be the capture's copy that came
@@ -6287,6 +6304,27 @@ mod tests {
             let want = if quiet < 1_000_000 { (1, 0) } else { (0, 1) };
             assert_eq!((t.nak, t.timeout), want, "quiet {quiet}: {t:?}");
         }
+    }
+
+    /// 105 comes damaged and is NAKed, but the NAK reaches the requester late (behind a queue
+    /// after the capture point): its ACK timer runs out first, and it resends from 101, below
+    /// the NAK's PSN. Then the NAK arrives, and the requester goes back to 105 at once within
+    /// that burst: the NAK's pass, not a second retry after a timeout.
+    #[test]
+    fn a_late_nak_s_pass_within_a_timeout_s_burst_is_no_retry() {
+        let mut events = vec![write(100, 0), ack(100, 1_000)];
+        events.extend((101..=120).map(|p| write(p, 2_000 + u64::from(p - 101) * 1_000)));
+        events[6] = damaged(events[6].clone());
+        events.push(nak(105, 22_000));
+        let back = 500_000;
+        events.extend((101..=116).map(|p| write(p, back + u64::from(p - 101) * 1_000)));
+        events.extend((105..=120).map(|p| write(p, back + 16_000 + u64::from(p - 105) * 1_000)));
+        events.push(ack(120, back + 40_000));
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        let t = &f.retransmission_triggers;
+        assert_eq!((t.nak, t.timeout), (0, 1), "{t:?}");
+        assert_eq!(f.timeouts_in_a_row, 1, "{t:?}");
     }
 
     /// A requester whose NAKs' passes come 400 µs after them (a queue to the capture point

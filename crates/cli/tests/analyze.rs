@@ -417,6 +417,26 @@ fn damaged_packets_and_their_recovery_match_the_truth() {
                 "0.0922",
             ],
         ),
+        // A NAK that reaches the requester 0.84 ms after the capture point, once its ACK timer
+        // ran out and it resent from below the NAK's PSN: its go-back within that burst is the
+        // NAK's pass, no second retry in a row.
+        (
+            "dmg-lossy-10g-late-nak",
+            "lossy",
+            18126,
+            &[
+                "--seed",
+                "1027635048",
+                "--link",
+                "10G",
+                "--vlan",
+                "7",
+                "--pcp",
+                "5",
+                "--corrupt-rate",
+                "0.0529",
+            ],
+        ),
         // A NAK whose pass begins at once; the requester sends new packets for 75 µs more,
         // goes quiet, and resends 1.05 ms after the NAK on its ACK timer. A pass began after
         // the NAK, so its window runs from the NAK, not from those new packets.
