@@ -1272,6 +1272,9 @@ pub(crate) struct Req {
     /// timeout's and no NAK is expected to be seen.
     blind: bool,
     pending: Option<Trigger>,
+    /// The last PSN sequence NAK was set aside by a burst that began below its PSN (see
+    /// `Class::Retransmitted` in [`Analyzer::request`]) and that burst is under way.
+    nak_set_aside: bool,
     /// The last gap-filled PSN, until what follows it tells whether the network lost that
     /// packet or only delayed it (then until the next retransmission, which may resend it):
     /// the PSN, what is known, its frame and how many PSNs it arrived behind.
@@ -1320,12 +1323,6 @@ pub(crate) struct Req {
     nak_ts: Option<u64>,
     /// The time from a NAK to its pass lately (ns, a moving average; see `nak_window`).
     nak_react: u32,
-    /// When the last new request came, and when the last go-back-N pass began (0: none yet).
-    new_at: u64,
-    burst_at: u64,
-    /// The last PSN sequence NAK was set aside by a burst that began below its PSN (see
-    /// `Class::Retransmitted` in [`Analyzer::request`]) and that burst is under way.
-    nak_set_aside: bool,
     /// The most `timeouts_in_row` since the last new request.
     retries_since_new: u32,
     /// The last resend or gap fill: when it came, `seen_n` after it, and how many came in a
@@ -3691,7 +3688,6 @@ impl Analyzer {
                 }
                 rq.in_retx = false;
                 rq.retries_since_new = 0;
-                rq.new_at = ts;
                 rq.nak_set_aside = false;
                 rq.prev_read = is_read;
                 rq.s.unique_payload += u64::from(e.payload_len);
@@ -3713,7 +3709,9 @@ impl Analyzer {
                     && quiet(rq) >= ACT_NS
                     && rq.last_nak_at.is_some_and(|n| {
                         let since = ts.saturating_sub(n);
-                        let from = if rq.burst_at < n { n.max(rq.new_at) } else { n };
+                        // At a burst's start the request before it was the last new one.
+                        let queued = !rq.in_retx && rq.last_pass.is_none_or(|(_, t)| t < n);
+                        let from = if queued { n.max(ts - quiet(rq)) } else { n };
                         ts.saturating_sub(from) > rq.nak_window()
                             || since >= ACT_NS && psn_diff(bth.psn, rq.nak_low) < 0
                     })
@@ -3732,7 +3730,6 @@ impl Analyzer {
                 // one, the PSN the last NAK named: a capture's copy trailing its packet makes
                 // a pass of one that no NAK asked for.
                 let news = rq.seen_n.wrapping_sub(rq.pass_seen_n).wrapping_sub(1);
-                let prev_pass_at = rq.pass_at;
                 if class == Class::Retransmitted
                     && !rq.in_retx
                     && news <= u32::from(STRAGGLERS)
@@ -3811,7 +3808,7 @@ impl Analyzer {
                         } else if rq.nak_set_aside
                             && rq.in_retx
                             && bth.psn == rq.nak_psn
-                            && ts.saturating_sub(prev_pass_at) < ADP_NS
+                            && quiet(rq) < ADP_NS
                         {
                             // The NAK the burst was set aside from reached the requester late
                             // (behind a queue after the capture point): a go-back within the
@@ -3892,7 +3889,6 @@ impl Analyzer {
                     rq.gap_open = None;
                 } else if !rq.in_retx {
                     rq.in_retx = true;
-                    rq.burst_at = ts;
                     let trigger = if below_nak { None } else { rq.pending.take() };
                     // A pass that begins with a gap fill (the passes above begin with a resend):
                     // the NAK's or RNR NAK's as well, and the resends after it go on with it.
