@@ -437,7 +437,7 @@ fn damaged_packets_and_their_recovery_match_the_truth() {
                 "0.0529",
             ],
         ),
-        // A NAK whose pass begins at once; the requester sends new packets for 75 µs more,
+        // A NAK whose pass begins at once; the requester sends new packets for 77 µs more,
         // goes quiet, and resends 1.05 ms after the NAK on its ACK timer. A pass began after
         // the NAK, so its window runs from the NAK, not from those new packets.
         (
