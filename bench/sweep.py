@@ -27,6 +27,15 @@ cores):
     -n 1500 --seed 4534 --corrupt 0.01,0.08 --links 10G,25G
     -n 300  --seed 4512 --corrupt 0.001,0.05 --doubled 2000   (session 46: 1 failure, and 1
                                                           with 300, 2 with 4000)
+Added in session 47 (failures then: 4702 1, 4704 1, 4706 2, the others 0):
+    -n 600  --seed 4540 --corrupt 0,0.05 --duration 200,20000
+    -n 2000 --seed 4701 --corrupt 0.001,0.10
+    -n 1500 --seed 4702 --corrupt 0.01,0.10 --links 10G
+    -n 1500 --seed 4703 --corrupt 0.001,0.10 --links 200G,400G
+    -n 1000 --seed 4704 --corrupt 0.05,0.15 --snaplens
+    -n 60   --seed 4705 --corrupt 0.001,0.03 --packets 300000,600000
+    -n 300  --seed 4706 --corrupt 0.001,0.05 --doubled 300
+    -n 1000 --seed 4707 --corrupt 0.001,0.10 --scenarios ib --links 10G,25G
 """
 import argparse
 import concurrent.futures as cf
