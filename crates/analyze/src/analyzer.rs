@@ -3704,6 +3704,7 @@ impl Analyzer {
                 // on the NAK that late. New packets that came after the NAK, with no pass begun
                 // since, were in that queue before the requester had the NAK: its pass comes
                 // after them, so the window runs from the last of them.
+                let below_low = psn_diff(bth.psn, rq.nak_low) < 0;
                 if (!rq.in_retx || psn_diff(bth.psn, rq.retx_psn) <= 0)
                     && rq.pending == Some(Trigger::Nak)
                     && quiet(rq) >= ACT_NS
@@ -3712,11 +3713,10 @@ impl Analyzer {
                         // At a burst's start the request before it was the last new one.
                         let queued = !rq.in_retx && rq.last_pass.is_none_or(|(_, t)| t < n);
                         let from = if queued { n.max(ts - quiet(rq)) } else { n };
-                        ts.saturating_sub(from) > rq.nak_window()
-                            || since >= ACT_NS && psn_diff(bth.psn, rq.nak_low) < 0
+                        ts.saturating_sub(from) > rq.nak_window() || since >= ACT_NS && below_low
                     })
                 {
-                    rq.nak_set_aside = psn_diff(bth.psn, rq.nak_low) < 0;
+                    rq.nak_set_aside = below_low;
                     rq.pending = None;
                     rq.naks_queued = 0;
                     rq.naks_since_pass = 0;
@@ -3765,8 +3765,7 @@ impl Analyzer {
                     });
                 // A re-read from below every pending NAK's PSN is the re-read's pass: it serves
                 // no NAK and leaves them pending (a NAK's pass starts at the PSN it names).
-                let below_nak =
-                    reread && rq.pending == Some(Trigger::Nak) && psn_diff(bth.psn, rq.nak_low) < 0;
+                let below_nak = reread && rq.pending == Some(Trigger::Nak) && below_low;
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     rq.resends
