@@ -220,6 +220,16 @@ const COPIED: u32 = 1 << 31;
 /// whole again is a resend, however soon.
 const DAMAGED: u32 = 1 << 30;
 
+/// The bit of a PSN in [`Req::seen`] that says the request came again right after it, before
+/// its own copy, and was taken for a resend ([`Req::duplicate`]): the two are twins, the
+/// capture's copy read as a resend or a resend at once, and neither ends a run of pairs
+/// ([`Req::remember`]).
+const TWINNED: u32 = 1 << 29;
+
+/// The bit of a PSN in [`Req::seen`] that says the request is the twin of the one before it,
+/// set when that one leaves `seen` ([`TWINNED`]).
+const TWIN: u32 = 1 << 28;
+
 /// The bits of a PSN in [`Req::seen`] that are the PSN.
 const PSN_BITS: u32 = 0xff_ffff;
 
@@ -285,6 +295,8 @@ struct Lost {
     at: [u64; LOST],
     n: u8,
     mtu: u32,
+    /// When the newest came damaged last (0: it did not).
+    damaged_at: u64,
 }
 
 impl Lost {
@@ -1293,13 +1305,15 @@ pub(crate) struct Req {
     sent_at: [u64; SENT_MARKS],
     sent_marks_n: u32,
     /// When the last NAK (or answer cut before its AETH) came: for [`NAK_QUIET_NS`] after it
-    /// no copy is taken for the capture's (but in pairs, see `pairs`). An RNR NAK is none: the
-    /// requester resends only after the RNR timer, at least 10 µs (IBTA Table 45), so never a
-    /// packet it sent less than [`DUP_NS`] before.
+    /// no copy is taken for the capture's (but in pairs, see `pairs`, or with every NAK served
+    /// in a capture known to hold packets twice). An RNR NAK is none: the requester resends
+    /// only after the RNR timer, at least 10 µs (IBTA Table 45), so never a packet it sent
+    /// less than [`DUP_NS`] before.
     last_nak_at: Option<u64>,
-    /// How many requests in a row had their copies (none left `seen` without): from
-    /// [`PAIRED`] on, the capture holds every packet of the flow twice, and a copy of one whose
-    /// copy has not come is the capture's whatever NAKs came (see [`Req::duplicate`]).
+    /// How many requests in a row had their copies (none left `seen` without, twins aside: see
+    /// [`TWINNED`]): from [`PAIRED`] on, the capture holds every packet of the flow twice, and a
+    /// copy of one whose copy has not come is the capture's whatever NAKs came (see
+    /// [`Req::duplicate`]).
     pairs: u8,
     /// The PSN of the last request taken for the capture's copy: the copies come in the order
     /// of their packets.
@@ -1705,7 +1719,9 @@ impl Req {
     }
 
     /// Remembers request `psn` (with [`DAMAGED`] for a damaged one) at `ts` in `seen` (it is
-    /// no copy); one whose copy never came leaving it ends a run of pairs.
+    /// no copy); one whose copy never came leaving it ends a run of pairs, unless it and the
+    /// request after it were twins ([`TWINNED`]: in a capture that holds packets twice, a copy
+    /// read as a resend must not hide that it does).
     #[inline]
     fn remember(&mut self, psn: u32, ts: u64, len: u32) {
         let before = self.seen[self.seen_n.wrapping_sub(1) as usize % SEEN].1;
@@ -1714,11 +1730,16 @@ impl Req {
         } else {
             self.seen_unsorted.saturating_sub(1)
         };
-        let slot = &mut self.seen[self.seen_n as usize % SEEN];
-        if self.seen_n as usize >= SEEN && slot.0 & COPIED == 0 {
-            self.pairs = 0;
+        let i = self.seen_n as usize % SEEN;
+        if self.seen_n as usize >= SEEN {
+            let old = self.seen[i].0;
+            if old & TWINNED != 0 {
+                self.seen[(i + 1) % SEEN].0 |= TWIN;
+            } else if self.pairs > 0 && old & (COPIED | TWIN) == 0 {
+                self.pairs = 0;
+            }
         }
-        *slot = (psn, ts, len);
+        self.seen[i] = (psn, ts, len);
         self.seen_n = self.seen_n.wrapping_add(1);
     }
 
@@ -1770,7 +1791,7 @@ impl Req {
             return;
         }
         let i = l.n as usize % LOST;
-        (l.psns[i], l.at[i]) = (psn, ts);
+        (l.psns[i], l.at[i], l.damaged_at) = (psn, ts, 0);
         // Past 255 it stays at least `LOST` (every slot holds one), the next slot still next.
         l.n = l.n.checked_add(1).unwrap_or(LOST as u8);
     }
@@ -1833,7 +1854,10 @@ impl Req {
     ///   has just sent; an RNR NAK's resend waits for its timer, longer than `DUP_NS`). A copy
     ///   right after its first (the flow's last request) is then the capture's unless the
     ///   first was a late packet (see `Req::fill`); a burst after a timeout starts at the
-    ///   oldest request, which waited longer than `DUP_NS`.
+    ///   oldest request, which waited longer than `DUP_NS`. In a capture known to hold
+    ///   packets twice (`doubled`, see [`Analyzer::duplicate`]), such a copy is the capture's
+    ///   also when a NAK came lately but no NAK is pending or left unserved by a pass
+    ///   (`naks_since_pass`): none is left to ask for the packet again.
     /// - One that comes a few packets late (a mirror whose copies trail) is the capture's
     ///   when moreover no resend is under way (a burst may come back over a PSN sent just
     ///   before its timeout, or after a late packet) and either the responder's packets are
@@ -1867,7 +1891,7 @@ impl Req {
         let newest = self.seen_n.wrapping_sub(1) as usize;
         // A first copy whose own copy has not come (not marked `COPIED`), as damaged as this.
         let key = seen_key(psn, damaged);
-        let found = self.sent_back(ts, DUP_NS, |p| p == key);
+        let found = self.sent_back(ts, DUP_NS, |p| p & !(TWINNED | TWIN) == key);
         let quiet = || {
             self.pending != Some(Trigger::Nak)
                 && self
@@ -1918,8 +1942,9 @@ impl Req {
         // NAK asked for.
         let beyond_nak =
             back == 0 && !self.in_retx && self.nak_named().is_some_and(|n| psn_diff(psn, n) > 0);
+        let served = back == 0 && self.pending.is_none() && self.naks_since_pass == 0;
         let copy = self.pairs >= PAIRED
-            || (doubled && quiet())
+            || (doubled && (quiet() || served))
             || ((quiet() || beyond_nak)
                 && (ts - first_at < ADP_NS || before_copied())
                 && if back == 0 {
@@ -1931,6 +1956,8 @@ impl Req {
             self.seen[newest.wrapping_sub(back) % SEEN].0 |= COPIED;
             self.pairs = self.pairs.saturating_add(1);
             self.last_copy = Some(psn);
+        } else if back == 0 {
+            self.seen[newest % SEEN].0 |= TWINNED;
         }
         copy
     }
@@ -4587,16 +4614,21 @@ impl Analyzer {
         };
         let mtu = self.flows[fi].max_fm_payload;
         if let Some(rq) = self.flows[r].req.live() {
-            // The same response damaged again less than `DUP_NS` after it was found lost is
-            // the capture's copy of it (a responder sends it again only for a re-read): the
-            // loss keeps its time, or a READ's copy since would read as asking for it again.
-            let again = rq
-                .read_lost
-                .as_deref()
-                .and_then(Lost::newest)
-                .is_some_and(|(p, at)| p == psn && ts.saturating_sub(at) < DUP_NS);
+            // The same response damaged again less than `DUP_NS` after it was found lost, or
+            // after it last came damaged, is the capture's copy of it (a responder sends it
+            // again only for a re-read): the loss keeps its time, or a READ's copy since would
+            // read as asking for it again. Copies of copies (a capture held twice microseconds
+            // apart, and a re-read's answer taken for a copy) go on from the last.
+            let again = rq.read_lost.as_deref().is_some_and(|l| {
+                l.newest().is_some_and(|(p, at)| {
+                    p == psn && ts.saturating_sub(at.max(l.damaged_at)) < DUP_NS
+                })
+            });
             if !again {
                 rq.lost(psn, mtu, ts);
+            }
+            if let Some(l) = rq.read_lost.as_deref_mut() {
+                l.damaged_at = l.damaged_at.max(ts);
             }
         }
     }
@@ -6982,6 +7014,66 @@ mod tests {
         assert_eq!(f.counters.duplicate_acks, 1);
         let q = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
         assert_eq!(q.counters.retransmitted_packets, 2);
+    }
+
+    /// A capture held twice 300 ns apart, known so from another connection's 80 copies: WRITE 1
+    /// comes damaged and WRITE 2 after it, the NAK of 1 makes a pass that resends both, and
+    /// each resend's copy comes right after it. The NAK was served by the pass's first packet,
+    /// so no NAK is left to resend a packet again: two resends, not four (a sweep at 4.7%
+    /// damage read such copies as resends while the flow had too few pairs to tell).
+    #[test]
+    fn a_pass_s_copies_right_after_its_nak_are_the_capture_s() {
+        let mut events: Vec<Event> = (0..40u32)
+            .flat_map(|k| {
+                let at = u64::from(k) * 2_000;
+                [
+                    rc(3, 4, 0x60, 0x0a, 500 + k, at),
+                    rc(4, 3, 0x61, 0x11, 500 + k, at + 1_000),
+                ]
+            })
+            .collect();
+        let t = 100_000;
+        events.extend([
+            damaged(write(1, t)),
+            write(2, t + 1_000),
+            nak(1, t + 3_000),
+            write(1, t + 5_000),
+            write(2, t + 6_000),
+            ack(2, t + 8_000),
+        ]);
+        let r = run_timed(&held_twice(&events, 300));
+        let q = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        assert_eq!(q.counters.retransmitted_packets, 2);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x51).unwrap();
+        assert_eq!(f.counters.naks.psn_sequence_error, 1);
+    }
+
+    /// A flow held twice 300 ns apart whose first pass came before anything showed it: the
+    /// copy of the resend of WRITE 1 reads as a resend. 62 WRITEs later, 20 µs apart, those two
+    /// leave the flow's memory of requests without copies of their own; they were twins, so
+    /// the run of pairs goes on: the copies of a later pass (WRITEs 64 and 65 after a NAK),
+    /// which trail by one packet, are the capture's. Before, the twins ended the run, and the
+    /// pass's copies read as two resends more.
+    #[test]
+    fn twins_leaving_a_flow_s_memory_end_no_run_of_pairs() {
+        let mut events = vec![damaged(write(1, 0)), nak(1, 2_000), write(1, 3_000)];
+        for psn in 2..64u32 {
+            let at = 10_000 + u64::from(psn) * 20_000;
+            events.extend([write(psn, at), ack(psn, at + 2_000)]);
+        }
+        let t = 1_400_000;
+        events.extend([
+            damaged(write(64, t)),
+            write(65, t + 100),
+            nak(64, t + 2_000),
+            write(64, t + 3_000),
+            write(65, t + 3_100),
+            ack(65, t + 5_000),
+        ]);
+        let r = run_timed(&held_twice(&events, 300));
+        let q = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        // The resends of 1, 64 and 65, and the copy of 1's resend.
+        assert_eq!(q.counters.retransmitted_packets, 4);
     }
 
     /// WRITEs 98 and 99 are resent 9 µs after they were first sent, after READ 100, whose

@@ -40,6 +40,12 @@ fn trailed(evs: &[Event], lag: u64) -> Vec<Event> {
 
 /// `evs` with each followed by its copy `LAG` later, numbered anew.
 fn doubled(evs: &[Event]) -> Vec<Event> {
+    doubled_by(evs, LAG)
+}
+
+/// `evs` with each followed by its copy `lag` later (in the file, right behind it), numbered
+/// anew.
+fn doubled_by(evs: &[Event], lag: u64) -> Vec<Event> {
     let copy = |e: &Event, n: u64, lag: u64| Event {
         meta: PacketMeta {
             number: n,
@@ -50,7 +56,7 @@ fn doubled(evs: &[Event]) -> Vec<Event> {
     };
     evs.iter()
         .enumerate()
-        .flat_map(|(i, e)| [copy(e, 2 * i as u64 + 1, 0), copy(e, 2 * i as u64 + 2, LAG)])
+        .flat_map(|(i, e)| [copy(e, 2 * i as u64 + 1, 0), copy(e, 2 * i as u64 + 2, lag)])
         .collect()
 }
 
@@ -403,4 +409,38 @@ fn clean_at_400g_trailed_by_1us(packets: u64, seed: u64, snaplen: usize) {
 #[test]
 fn copies_behind_a_flow_s_first_requests_are_no_timeouts() {
     clean_at_400g_trailed_by_1us(14_627, 887_180, 256);
+}
+
+/// Damaged captures held twice, each copy right behind its frame and stamped 300 ns, 4 µs or
+/// 5 µs later, read as the capture without copies. Sweeps found each (session 48): a run of
+/// pairs ended by the twins of a copy read as a resend, and then the next pass's copies read
+/// as resends (9,653 resends against 9,256); and a re-read's response damaged again read as
+/// the capture's copy of the first damage, its loss then stamped by the copy, so the re-read's
+/// own copy asked for it again.
+#[test]
+fn damaged_captures_held_twice_read_as_held_once() {
+    for (seed, packets, rate, lag) in [
+        (962_151_618, 25_563, 0.0470, 300),
+        (311_419_722, 25_739, 0.0439, 4_000),
+        (367_444_989, 22_897, 0.0478, 5_000),
+    ] {
+        let o = GenOptions {
+            scenario: Scenario::Clean,
+            packets: Some(packets),
+            seed,
+            corrupt_rate: rate,
+            ..GenOptions::default()
+        };
+        let evs = generated_events(&o, usize::MAX);
+        let (once, twice) = (report(&evs), report(&doubled_by(&evs, lag)));
+        let name = format!("seed {seed}, {lag} ns");
+        assert_eq!(
+            transport(&once["totals"]),
+            transport(&twice["totals"]),
+            "{name}"
+        );
+        for (a, b) in flow_pairs(&once, &twice) {
+            assert_eq!(transport(a), transport(b), "{name}");
+        }
+    }
 }
