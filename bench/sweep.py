@@ -36,6 +36,18 @@ Added in session 47 (failures then: 4702 1, 4704 1, 4706 2, the others 0):
     -n 60   --seed 4705 --corrupt 0.001,0.03 --packets 300000,600000
     -n 300  --seed 4706 --corrupt 0.001,0.05 --doubled 300
     -n 1000 --seed 4707 --corrupt 0.001,0.10 --scenarios ib --links 10G,25G
+Added in session 48 (failures with that session's first binary / its last):
+    -n 2000 --seed 4801 --corrupt 0.001,0.10                         0 / 0
+    -n 1500 --seed 4802 --corrupt 0.01,0.10 --links 25G,100G         0 / 0
+    -n 1000 --seed 4803 --corrupt 0.001,0.08 --snaplens              0 / 0
+    -n 800  --seed 4804 --corrupt 0.001,0.10 --scenarios lossy,reorder,mixed,rnr   0 / 0
+    -n 600  --seed 4805 --corrupt 0.001,0.05 --duration 500,5000     0 / 0
+    -n 1000 --seed 4806 --corrupt 0.001,0.10 --scenarios ib          0 / 0
+    -n 300  --seed 4811 --corrupt 0.01,0.10 --doubled 300            1 / 0
+    -n 300  --seed 4812 --corrupt 0.01,0.10 --doubled 1000           2 / 0
+    -n 300  --seed 4813 --corrupt 0.001,0.05 --doubled 5000          5 / 0
+    -n 300  --seed 4814 --doubled 300                                0 / 0
+  and `--seed 4512` (0.1–5%) held twice at 300 ns and 4 µs as well: 1 / 0 and 2 / 0.
 """
 import argparse
 import concurrent.futures as cf
