@@ -7016,6 +7016,19 @@ mod tests {
         assert_eq!(q.counters.retransmitted_packets, 2);
     }
 
+    /// WRITE `p` damaged at `t` and `p + 1` `gap` later, the NAK of `p` at `t` + 2 µs, the pass
+    /// that resends both from `t` + 3 µs (`gap` apart) and the ACK of `p + 1` at `t` + 5 µs.
+    fn pass_after_nak(p: u32, t: u64, gap: u64) -> [Event; 6] {
+        [
+            damaged(write(p, t)),
+            write(p + 1, t + gap),
+            nak(p, t + 2_000),
+            write(p, t + 3_000),
+            write(p + 1, t + 3_000 + gap),
+            ack(p + 1, t + 5_000),
+        ]
+    }
+
     /// A capture held twice 300 ns apart, known so from another connection's 80 copies: WRITE 1
     /// comes damaged and WRITE 2 after it, the NAK of 1 makes a pass that resends both, and
     /// each resend's copy comes right after it. The NAK was served by the pass's first packet,
@@ -7032,15 +7045,7 @@ mod tests {
                 ]
             })
             .collect();
-        let t = 100_000;
-        events.extend([
-            damaged(write(1, t)),
-            write(2, t + 1_000),
-            nak(1, t + 3_000),
-            write(1, t + 5_000),
-            write(2, t + 6_000),
-            ack(2, t + 8_000),
-        ]);
+        events.extend(pass_after_nak(1, 100_000, 1_000));
         let r = run_timed(&held_twice(&events, 300));
         let q = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
         assert_eq!(q.counters.retransmitted_packets, 2);
@@ -7061,15 +7066,7 @@ mod tests {
             let at = 10_000 + u64::from(psn) * 20_000;
             events.extend([write(psn, at), ack(psn, at + 2_000)]);
         }
-        let t = 1_400_000;
-        events.extend([
-            damaged(write(64, t)),
-            write(65, t + 100),
-            nak(64, t + 2_000),
-            write(64, t + 3_000),
-            write(65, t + 3_100),
-            ack(65, t + 5_000),
-        ]);
+        events.extend(pass_after_nak(64, 1_400_000, 100));
         let r = run_timed(&held_twice(&events, 300));
         let q = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
         // The resends of 1, 64 and 65, and the copy of 1's resend.
