@@ -47,6 +47,10 @@ Added in session 48 (failures with that session's first binary / its last):
     -n 300  --seed 4812 --corrupt 0.01,0.10 --doubled 1000           2 / 0
     -n 300  --seed 4813 --corrupt 0.001,0.05 --doubled 5000          5 / 0
     -n 300  --seed 4814 --doubled 300                                0 / 0
+    -n 300  --seed 4815 --corrupt 0.01,0.10 --doubled 2000           1 / 0
+    -n 600  --seed 4817 --corrupt 0.001,0.05 --doubled 300           1 / 0
+    -n 300  --seed 4816 --corrupt 0.001,0.05 --doubled 10000         300 / 300: copies later
+                than `DUP_NS` (8.192 µs) read as resends, even without damage
   and `--seed 4512` (0.1–5%) held twice at 300 ns and 4 µs as well: 1 / 0 and 2 / 0.
 """
 import argparse
