@@ -125,9 +125,10 @@ def diff(t, r):
     return out
 
 
-def double(src, dst, lag):
-    """Writes classic pcap `src` to `dst` with every record held twice, the copy `lag` ns later
-    (records in the order of the originals, each copy right behind its original)."""
+def double(src, dst, lag, by_time=False):
+    """Writes classic pcap `src` to `dst` with every record held twice, the copy `lag` ns later:
+    each copy right behind its original, or with `by_time` all records in the order of their
+    times (as a capture point that receives both copies writes them)."""
     b = open(src, "rb").read()
     hdr, off, out = b[:24], 24, [b[:24]]
     mult = 1 if struct.unpack("<I", hdr[:4])[0] == 0xA1B23C4D else 1000
@@ -136,8 +137,12 @@ def double(src, dst, lag):
         data = b[off + 16:off + 16 + cl]
         off += 16 + cl
         for t in (s * 1_000_000_000 + frac * mult, s * 1_000_000_000 + frac * mult + lag):
-            s2, f2 = divmod(t, 1_000_000_000)
-            out.append(struct.pack("<IIII", s2, f2 // mult, cl, ol) + data)
+            out.append((t, len(out), cl, ol, data))
+    if by_time:
+        out[1:] = sorted(out[1:])
+    for i, (t, _, cl, ol, data) in enumerate(out[1:], 1):
+        s2, f2 = divmod(t, 1_000_000_000)
+        out[i] = struct.pack("<IIII", s2, f2 // mult, cl, ol) + data
     open(dst, "wb").write(b"".join(out))
 
 
@@ -154,7 +159,7 @@ def run(a, case):
     read = cap
     if a.doubled:
         read = os.path.join(a.work, f"c{i}-doubled.pcap")
-        double(cap, read, a.doubled)
+        double(cap, read, a.doubled, a.by_time)
     r = subprocess.run([a.bin, "analyze", "--json", read], capture_output=True)
     if r.returncode:
         return case, ["analyze failed: " + r.stderr.decode()[:300]]
@@ -182,6 +187,9 @@ def main():
     p.add_argument("--corrupt", help="LO,HI fraction of packets damaged before the capture point")
     p.add_argument("--snaplens", action="store_true", help="cut 40%% of the captures to 64–512 bytes")
     p.add_argument("--doubled", type=int, metavar="LAG_NS", help="hold every frame twice")
+    p.add_argument("--by-time", action="store_true",
+                   help="with --doubled: records in the order of their times, not each copy "
+                        "right behind its original")
     p.add_argument("--work", default="/tmp/rdmascope-sweep", help="where captures are written")
     p.add_argument("-j", type=int, default=os.cpu_count() or 2, help="cases at once")
     a = p.parse_args()

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::fxhash::FxHashMap as HashMap;
 use crate::fxhash::FxHashSet as HashSet;
+use crate::late::LateCopies;
 
 use hdrhistogram::Histogram;
 use rdmascope_wire::bth::psn_diff;
@@ -2649,6 +2650,10 @@ pub struct Analyzer {
     /// [`EARLY_DOUBLED`]), and whether a flow had [`EARLY_DOUBLED`] early passes.
     doubled: bool,
     early_passes: bool,
+    /// Copies later than [`DUP_NS`] ([`LateCopies`]), and how many frames were such copies
+    /// (also counted in `duplicates`).
+    late: LateCopies,
+    pub(crate) late_copies: u64,
     /// Frames of flows read at another capture point ([`Analyzer::other_point`]), their
     /// flows, and the capture points seen (interface IDs, the first [`SKIPPED_NAMED`]).
     pub(crate) other_points: (u64, Vec<u64>),
@@ -3009,6 +3014,8 @@ impl Analyzer {
             duplicate_flows: Vec::new(),
             doubled: false,
             early_passes: false,
+            late: LateCopies::default(),
+            late_copies: 0,
             other_points: (0, Vec::new()),
             other_point_flows: Vec::new(),
             points: Vec::new(),
@@ -3139,21 +3146,115 @@ impl Analyzer {
         self.event(&Event::new(*m, f));
     }
 
-    /// Feeds a [`Batch`] of packets, in order. Each event first loads the state of the flow a
-    /// few events ahead into the cache, so the memory of their flows arrives in parallel.
+    /// Feeds a [`Batch`] of packets, in order.
     pub fn feed(&mut self, batch: &Batch) {
+        self.batch_begins(batch.file, &batch.totals);
+        let events = batch.events();
+        if self.late.learning() || self.late.on() {
+            return self.feed_late(events, batch.file);
+        }
+        self.analyse(events, &[]);
+    }
+
+    /// Feeds packets' events decoded one by one (not into a [`Batch`]), in order, as
+    /// [`Analyzer::feed`] does (unlike [`Analyzer::event`], it looks for the capture's copies
+    /// later than [`DUP_NS`], which holds the first events back until a sample decides).
+    pub fn feed_events(&mut self, events: &[Event]) {
+        let mut t = Totals::default();
+        for e in events {
+            t.add(e);
+        }
+        self.batch_begins(0, &t);
+        if self.late.learning() || self.late.on() {
+            return self.feed_late(events, 0);
+        }
+        self.analyse(events, &[]);
+    }
+
+    /// Analyses `events` in order, event `i` the capture's copy of an earlier packet later
+    /// than [`DUP_NS`] when `copies[i]` ([`LateCopies`]). Each event first loads the state of
+    /// the flow a few events ahead into the cache, so the memory of their flows arrives in
+    /// parallel. This loop holds the one copy of the per-packet analysis: with a second, the
+    /// compiler inlined less of it here (4% more instructions a packet).
+    #[inline(never)]
+    fn analyse(&mut self, events: &[Event], copies: &[bool]) {
         /// Events between the one analysed and the one whose flow state is touched ahead.
         const TOUCH_AHEAD: usize = 4;
-        self.add_totals(&batch.totals);
-        self.file_point(batch.file, &batch.totals);
-        self.file_span(batch.file, &batch.totals);
-        let events = batch.events();
         for (i, e) in events.iter().enumerate() {
             if let Some(ahead) = events.get(i + TOUCH_AHEAD) {
                 self.touch(ahead);
             }
-            self.event_inline(e);
+            self.event_body(e, copies.get(i).is_some_and(|&c| c));
         }
+    }
+
+    /// Before a batch of events from input file `file`, whose capture totals are `totals`:
+    /// the events held back from another file are analysed, and the totals added.
+    fn batch_begins(&mut self, file: u32, totals: &Totals) {
+        if self.late.holding().is_some_and(|f| f != file) {
+            self.late_flush();
+        }
+        self.add_totals(totals);
+        self.file_point(file, totals);
+        self.file_span(file, totals);
+    }
+
+    /// [`Analyzer::feed`] while the capture's first packets are sampled for copies later than
+    /// [`DUP_NS`] (the events are held back until the sample decides), and in a capture found
+    /// to hold such copies ([`LateCopies`]): each copy is counted as a packet and as the
+    /// capture's copy, and as nothing else.
+    #[cold]
+    #[inline(never)]
+    fn feed_late(&mut self, mut events: &[Event], file: u32) {
+        if self.late.learning() {
+            let kinds = self.kinds;
+            let answer = |op: u8| matches!(kinds[usize::from(op)], Kind::Ack | Kind::ReadResponse);
+            let Some(taken) = self.late.learn(events, file, answer) else {
+                return;
+            };
+            self.feed_held();
+            events = &events[taken..];
+        }
+        if !self.late.on() {
+            return self.analyse(events, &[]);
+        }
+        for e in events {
+            self.late.delay(e.clone(), file);
+        }
+        self.late_release(false);
+    }
+
+    /// Analyses the events [`LateCopies`] held back while it sampled them, once it decided:
+    /// through its delay when the capture holds copies later than [`DUP_NS`].
+    #[cold]
+    #[inline(never)]
+    fn feed_held(&mut self) {
+        let (held, file) = self.late.take_held();
+        if !self.late.on() {
+            return self.analyse(&held, &[]);
+        }
+        for e in held {
+            self.late.delay(e, file);
+        }
+        self.late_release(false);
+    }
+
+    /// Analyses the events [`LateCopies`] delayed whose copies have all come (`all`: every
+    /// one, at the end of an input file).
+    fn late_release(&mut self, all: bool) {
+        let (mut events, mut copies) = (Vec::new(), Vec::new());
+        while let Some((e, copy)) = self.late.release(all) {
+            events.push(e);
+            copies.push(copy);
+        }
+        self.analyse(&events, &copies);
+    }
+
+    /// Analyses every event [`LateCopies`] holds: the input ends, or another file begins.
+    fn late_flush(&mut self) {
+        self.late.stop();
+        self.feed_held();
+        self.late_release(true);
     }
 
     /// Loads the state of `e`'s flow into the cache ahead of [`Analyzer::event`].
@@ -3167,12 +3268,13 @@ impl Analyzer {
         }
     }
 
-    /// Feeds one packet's [`Event`].
+    /// Feeds one packet's [`Event`]. Copies later than [`DUP_NS`] are not looked for (see
+    /// [`Analyzer::feed_events`]).
     pub fn event(&mut self, e: &Event) {
         let mut t = Totals::default();
         t.add(e);
         self.add_totals(&t);
-        self.event_inline(e);
+        self.analyse(std::slice::from_ref(e), &[]);
     }
 
     /// Records that reading an input file stopped before its end: the packets before the fault
@@ -3246,9 +3348,11 @@ impl Analyzer {
         }
     }
 
-    /// [`Analyzer::event`] but for the capture totals, inlined into [`Analyzer::feed`]'s loop.
+    /// [`Analyzer::event`] but for the capture totals, inlined into [`Analyzer::analyse`]'s
+    /// loop; with `copy`, `e` is the capture's copy of an earlier packet later than
+    /// [`DUP_NS`] ([`LateCopies`]).
     #[inline(always)]
-    fn event_inline(&mut self, e: &Event) {
+    fn event_body(&mut self, e: &Event, copy: bool) {
         self.slot(e.meta.ts_ns);
         let m = &e.meta;
         if self.link_bps.is_none() && m.if_speed.is_some_and(|s| IF_SPEEDS.contains(&s)) {
@@ -3299,7 +3403,7 @@ impl Analyzer {
         // tap they come on two interfaces.
         let point = m.if_id & 0xffff | (self.group as u32) << 16;
         let mut other = false;
-        if point != fl.point && fl.key.0 != fl.key.1 {
+        if !copy && point != fl.point && fl.key.0 != fl.key.1 {
             if fl.packets == 0 || m.ts_ns.saturating_sub(fl.last_ts) >= MOVE_NS {
                 fl.point = point;
             } else {
@@ -3308,7 +3412,7 @@ impl Analyzer {
         }
         let idle = m.ts_ns.saturating_sub(fl.last_ts);
         {
-            fl.last_ts = if other { fl.last_ts } else { m.ts_ns };
+            fl.last_ts = if other || copy { fl.last_ts } else { m.ts_ns };
             fl.encap = e.encap;
             if fl.transport.is_none() {
                 fl.transport = Some(info.transport);
@@ -3350,6 +3454,10 @@ impl Analyzer {
                     fl.prio_mask |= 1 << (e.prio & 7);
                 }
             }
+        }
+        if copy {
+            let cnp = self.kinds[usize::from(bth.opcode)] == Kind::Cnp;
+            return self.late_copy(fi, m.number, cnp);
         }
         if other && !Self::new_at_other_point(fl, self.kinds[usize::from(bth.opcode)], bth.psn) {
             let (kind, is_read) = (
@@ -3432,6 +3540,11 @@ impl Analyzer {
     #[inline(never)]
     fn duplicate(&mut self, fi: usize, number: u64) {
         self.copy_found(number);
+        self.copy_on_flow(fi);
+    }
+
+    /// Flow `fi` carried a copy: counted, and the flow named in `capture.duplicates`.
+    fn copy_on_flow(&mut self, fi: usize) {
         let fl = &mut self.flows[fi];
         fl.copies = fl.copies.saturating_add(1);
         if self.duplicate_flows.len() < SKIPPED_NAMED && !self.duplicate_flows.contains(&fi) {
@@ -3439,13 +3552,35 @@ impl Analyzer {
         }
     }
 
+    /// Frame `number` of flow `fi` is the capture's copy of a packet later than [`DUP_NS`]
+    /// ([`LateCopies`]): counted for `capture.duplicates` (and a CNP's, `cnp`, in the CNP
+    /// count, as [`Analyzer::cnp`] counts a copy sooner), and as nothing else. Such copies
+    /// do not make the copies less than `DUP_NS` late the capture's (`doubled`).
+    #[cold]
+    #[inline(never)]
+    fn late_copy(&mut self, fi: usize, number: u64, cnp: bool) {
+        if cnp {
+            self.count(EV_CNP, 1);
+            self.flows[fi].resp().more().cnp += 1;
+        }
+        self.late_copies += 1;
+        self.duplicates.0 += 1;
+        sample(&mut self.duplicates.1, number);
+        self.copy_on_flow(fi);
+    }
+
+    /// The lags of the capture's copies later than [`DUP_NS`], when it holds such copies.
+    pub(crate) fn late_lags(&self) -> Option<(u64, u64)> {
+        self.late.lags()
+    }
+
     /// Frame `number` is the capture's second copy of a packet: counted for
     /// `capture.duplicates`, and enough of them show the capture holds packets twice.
     fn copy_found(&mut self, number: u64) {
         self.duplicates.0 += 1;
-        self.doubled |= self.duplicates.0 >= DOUBLED_MIN
-            && self.duplicates.0 * 8 >= self.capture.rdma_packets
-            || self.early_passes && self.duplicates.0 >= EARLY_COPIES;
+        let near = self.duplicates.0 - self.late_copies;
+        self.doubled |= near >= DOUBLED_MIN && near * 8 >= self.capture.rdma_packets
+            || self.early_passes && near >= EARLY_COPIES;
         sample(&mut self.duplicates.1, number);
     }
 
@@ -4986,6 +5121,7 @@ impl Analyzer {
 
     /// Ends the pass and builds the report.
     pub fn finish(mut self) -> report::Report {
+        self.late_flush();
         self.end_pauses();
         crate::findings::build(self)
     }

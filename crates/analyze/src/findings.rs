@@ -1184,15 +1184,30 @@ fn findings(
     }
     // Packets the capture holds twice.
     if a.duplicates.0 > 0 {
+        let mut evidence = vec![format!("capture.duplicate_frames = {}", a.duplicates.0)];
+        let when = match a.late_lags() {
+            // Copies later than `DUP_NS` ([`crate::late`]).
+            Some((lo, hi)) => {
+                evidence.push(format!("capture.late_copy_frames = {}", a.late_copies));
+                evidence.push(format!("capture.copy_lag_ns = {lo}..{hi}"));
+                format!(
+                    "{} of them {lo}–{hi} ns after the first, as nearly every packet of the capture's first ones, in both directions (a lag no resend keeps: a mirror of two ports, or two capture points merged into one interface)",
+                    a.late_copies
+                )
+            }
+            None => format!(
+                "less than {} ns after the first with nothing between that could have asked for them again",
+                crate::analyzer::DUP_NS
+            ),
+        };
         push(
             Severity::Warning,
             "capture.duplicates",
             format!(
-                "{} the capture's second copies of packets, less than {} ns after the first with nothing between that could have asked for them again: they are not counted as retransmissions, duplicate ACKs, NAKs or messages",
+                "{} the capture's second copies of packets, {when}: they are not counted as retransmissions, duplicate ACKs, NAKs or messages",
                 count(a.duplicates.0, "frame is", "frames are"),
-                crate::analyzer::DUP_NS
             ),
-            vec![format!("capture.duplicate_frames = {}", a.duplicates.0)],
+            evidence,
             a.duplicate_flows.iter().map(|&i| key_name(&a.flows[i].key)).collect(),
             a.duplicates.1.clone(),
             "The capture point sees these packets twice: `tcpdump -i any` on a host whose bond, VLAN or bridge interface and its member both show the packet, or a mirror session of both the ingress and the egress port of a path. No requester resends that soon (the shortest ACK timeout is 8.192 µs) unless a NAK asks, and none did. Copies that come right after their packets are all recognised; copies that trail behind the next packets of their flow (a mirror of two ports) mostly, so treat the retransmissions of such a capture with some suspicion. Capture on one interface (the bond or one member) or mirror one port in one direction; `editcap -D 10` removes such copies from a file. Packet, byte, throughput, CNP and UD figures still count both copies.",

@@ -7,6 +7,7 @@
 mod analyzer;
 mod findings;
 mod fxhash;
+mod late;
 mod pack;
 pub mod psn;
 mod quick;

@@ -6,7 +6,7 @@
 mod common;
 
 use common::{generated_events, report, scenario_events, TRANSPORT_SCENARIOS};
-use rdmascope_analyze::{Event, PacketMeta};
+use rdmascope_analyze::{Analyzer, Config, Event, PacketMeta};
 use rdmascope_synth::{GenOptions, Scenario};
 use serde_json::Value;
 
@@ -442,5 +442,96 @@ fn damaged_captures_held_twice_read_as_held_once() {
         for (a, b) in flow_pairs(&once, &twice) {
             assert_eq!(transport(a), transport(b), "{name}");
         }
+    }
+}
+
+/// The transport's figures of `once` and `twice` are the same, in total and per flow, and so
+/// are the findings but `capture.duplicates`.
+fn reads_as_held_once(once: &Value, twice: &Value, name: &str) {
+    assert_eq!(
+        transport(&once["totals"]),
+        transport(&twice["totals"]),
+        "{name}"
+    );
+    assert_eq!(
+        once["totals"]["retransmission_triggers"], twice["totals"]["retransmission_triggers"],
+        "{name}"
+    );
+    for (a, b) in flow_pairs(once, twice) {
+        assert_eq!(transport(a), transport(b), "{name}");
+    }
+    assert_eq!(codes(once), codes(twice), "{name}");
+}
+
+/// Copies 10 µs or more behind their frames (a mirror of two ports with a queue between
+/// them), later than any copy the analysis takes for the capture's on its own (`DUP_NS`,
+/// 8.192 µs): the capture's first packets show the lag, and every copy is found, in time order
+/// or each copy right behind its frame. Before (session 49), a clean capture held twice 10 µs
+/// apart read nearly every packet as a resend, with thousands of timeouts.
+#[test]
+fn copies_10_us_and_more_behind_read_as_held_once() {
+    for scenario in TRANSPORT_SCENARIOS {
+        let evs = scenario_events(scenario, 3000);
+        let once = report(&evs);
+        for (lag, by_time) in [(10_000, true), (20_000, false), (50_000, true)] {
+            let twice = if by_time {
+                trailed(&evs, lag)
+            } else {
+                doubled_by(&evs, lag)
+            };
+            let twice = report(&twice);
+            let name = format!("{scenario:?}, {lag} ns");
+            reads_as_held_once(&once, &twice, &name);
+            let copies = evs.iter().filter(|e| e.bth.is_some()).count();
+            let found = twice["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["code"] == "capture.duplicates")
+                .unwrap_or_else(|| panic!("{name}: capture.duplicates"));
+            assert_eq!(
+                found["evidence"][1],
+                format!("capture.late_copy_frames = {copies}"),
+                "{name}"
+            );
+        }
+    }
+}
+
+/// The report of `evs` fed in batches of `n` events, as `analyze` feeds a file's chunks.
+fn report_in_batches(evs: &[Event], n: usize) -> Value {
+    let mut a = Analyzer::new(Config::default());
+    for batch in evs.chunks(n) {
+        a.feed_events(batch);
+    }
+    serde_json::to_value(a.finish()).expect("report serialises")
+}
+
+/// Damaged captures held twice 10 µs apart, from sweeps (session 49), fed in batches of 64
+/// events (a 256 KB chunk of full-size frames): the first batch held too few answers to show
+/// the lag, and was read before it, its copies as resends; and in time order, resends 9 µs
+/// after their first copies, about as late as the copies, were taken for them (the copy is
+/// the one at the lag nearest the copies').
+#[test]
+fn damaged_captures_held_twice_10_us_apart_read_as_held_once() {
+    for (scenario, seed, packets, rate, by_time) in [
+        (Scenario::Mixed, 140_130_930, 8_776, 0.0300, false),
+        (Scenario::Mixed, 635_886_593, 23_984, 0.0352, true),
+    ] {
+        let o = GenOptions {
+            scenario,
+            packets: Some(packets),
+            seed,
+            corrupt_rate: rate,
+            ..GenOptions::default()
+        };
+        let evs = generated_events(&o, usize::MAX);
+        let twice = if by_time {
+            trailed(&evs, 10_000)
+        } else {
+            doubled_by(&evs, 10_000)
+        };
+        let twice = report_in_batches(&twice, 64);
+        reads_as_held_once(&report(&evs), &twice, &format!("seed {seed}"));
     }
 }

@@ -319,8 +319,57 @@ fn overlapping_files_are_capture_points() {
     }
 }
 
-/// Two points merged into one interface (mergecap merges interfaces that look alike): each
-/// packet's second sighting, whose source MAC a routed hop rewrote, reads as a resend, and the
+/// The lag of the second sighting of `e` between two points merged into one interface, when
+/// their path's queue moves it: 20–39 µs.
+fn varying_lag(e: &Event) -> i64 {
+    20_000 + (e.meta.number as i64 * 7_919) % 20 * 1_000
+}
+
+/// `evs` with each seen again on the same interface `lag` later, its source MAC `mac` then
+/// when given.
+fn seen_again(evs: &[Event], lag: impl Fn(&Event) -> i64, mac: Option<u64>) -> Vec<Event> {
+    merged(
+        evs.iter()
+            .flat_map(|e| {
+                let ts = e.meta.ts_ns as i64;
+                let mut seen = e.clone();
+                seen.eth_src = mac.unwrap_or(e.eth_src);
+                [(ts, 0, e.clone()), (ts + lag(e), 0, seen)]
+            })
+            .collect(),
+    )
+}
+
+/// Two points merged into one interface (mergecap merges interfaces that look alike), the
+/// second sightings 20 µs later: the capture's first packets show every packet come again at
+/// that lag, so the second sightings are the capture's copies (`capture.duplicates`) and the
+/// transport reads as one point's (session 49).
+#[test]
+fn two_points_merged_into_one_interface_20_us_apart_read_as_one() {
+    for scenario in TRANSPORT_SCENARIOS {
+        let evs = scenario_events(scenario, 3000);
+        let name = format!("{scenario:?}");
+        let once = report(&evs);
+        let r = report(&seen_again(&evs, |_| 20_000, Some(0x02aa_bbcc_ddee)));
+        assert_eq!(transport(&once), transport(&r), "{name}");
+        assert!(points_finding(&r).is_none(), "{name}");
+        let copies = r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["code"] == "capture.duplicates")
+            .unwrap_or_else(|| panic!("{name}: no capture.duplicates"));
+        let bth = evs.iter().filter(|e| e.bth.is_some()).count();
+        assert_eq!(
+            copies["evidence"][1],
+            format!("capture.late_copy_frames = {bth}"),
+            "{name}"
+        );
+    }
+}
+
+/// Two points merged into one interface, the second sightings 20–39 µs later (no one lag):
+/// each second sighting, whose source MAC a routed hop rewrote, reads as a resend, and the
 /// finding says why; a path that changes (a reroute: new packets and resends alike come with
 /// another MAC from then on) is no such thing.
 #[test]
@@ -329,16 +378,7 @@ fn two_points_merged_into_one_interface_are_told_by_their_macs() {
     for scenario in [Scenario::Clean, Scenario::Lossy, Scenario::Incast] {
         let evs = scenario_events(scenario, 3000);
         let name = format!("{scenario:?}");
-        let merged_one = merged(
-            evs.iter()
-                .flat_map(|e| {
-                    let ts = e.meta.ts_ns as i64;
-                    let mut seen = e.clone();
-                    seen.eth_src = ROUTER;
-                    [(ts, 0, e.clone()), (ts + 20_000, 0, seen)]
-                })
-                .collect(),
-        );
+        let merged_one = seen_again(&evs, varying_lag, Some(ROUTER));
         let r = report(&merged_one);
         let f = points_finding(&r).unwrap_or_else(|| panic!("{name}: no finding"));
         assert!(
@@ -369,7 +409,8 @@ fn two_points_merged_into_one_interface_are_told_by_their_macs() {
 }
 
 /// Two points merged into one interface on a fabric that keeps the source MAC (one L2
-/// segment): nothing tells the points apart, and each second sighting reads as a go-back-N
+/// segment), the second sightings 20–39 µs later (no one lag, which would make them copies):
+/// nothing tells the points apart, and each second sighting reads as a go-back-N
 /// pass after an ACK timeout; but those passes begin sooner after the responder's last
 /// progress than any ACK timeout, and `capture.early_resends` says so. The capture at one
 /// point raises nothing of the kind. (`Lossy` takes 10,000 packets: since its WRITE flow shares
@@ -388,14 +429,7 @@ fn second_sightings_on_one_interface_are_early_resends() {
                 .any(|f| f["code"] == "capture.early_resends")
         };
         assert!(!early(&report(&evs)), "{name}");
-        let one_interface = merged(
-            evs.iter()
-                .flat_map(|e| {
-                    let ts = e.meta.ts_ns as i64;
-                    [(ts, 0, e.clone()), (ts + 20_000, 0, e.clone())]
-                })
-                .collect(),
-        );
+        let one_interface = seen_again(&evs, varying_lag, None);
         assert!(early(&report(&one_interface)), "{name}");
     }
 }

@@ -100,9 +100,7 @@ pub const TRANSPORT_COUNTERS: [&str; 8] = [
 /// The report of `evs`, fed one by one, as JSON.
 pub fn report(evs: &[Event]) -> Value {
     let mut a = Analyzer::new(Config::default());
-    for e in evs {
-        a.event(e);
-    }
+    a.feed_events(evs);
     serde_json::to_value(a.finish()).expect("report serialises")
 }
 

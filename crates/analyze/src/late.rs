@@ -1,0 +1,587 @@
+//! Copies that trail their frames by more than [`DUP_NS`]: a capture of a mirror (SPAN) port
+//! that mirrors two ports with a queue between them, or a tap and a SPAN port merged, holds
+//! every packet twice, the second copy a near-constant lag later. The analysis takes nothing
+//! later than `DUP_NS` (the shortest ACK timeout) for the capture's own copy, so such copies
+//! would read as resends of every packet, and a clean capture as a broken network.
+//!
+//! The first packets of the capture show such a lag: nearly every packet that came long enough
+//! before the sample's end came again, in both directions (requests and answers), the same lag
+//! later. Resends cannot look like that: a requester resends after NAKs and timeouts, which
+//! only answers bring or whose absence shows, and the answers themselves are sent once (a
+//! connection never answered resends its requests a timeout apart, but has no answers). Once
+//! the lag is learnt ([`LateCopies::learn`]), a packet that matches an earlier one of the same
+//! capture point that lag later (within a margin) is the capture's copy of it
+//! ([`LateCopies::copy`]), each earlier packet matched once. Lags under `DUP_NS` are left to
+//! the analysis's own rules, so captures without such copies read as before.
+
+use std::collections::VecDeque;
+use std::hash::{Hash, Hasher};
+
+use crate::analyzer::{Event, ExtWord, DUP_NS};
+use crate::fxhash::{FxHashMap, FxHasher};
+
+/// The longest lag learnt: a mirror's copy later than this is not looked for.
+const MAX_LAG_NS: u64 = 500_000;
+/// Packets of RDMA transport the sample takes at most before it decides, and events (of any
+/// kind) it holds back from the analysis at most meanwhile.
+const SAMPLE: usize = 4096;
+const HELD: usize = 2 * SAMPLE;
+/// Packets the sample needs copied, and of them at least [`MIN_SIDE`] requests and answers.
+const MIN_PAIRS: u32 = 16;
+const MIN_SIDE: u32 = 2;
+/// The margin either side of the lags learnt: at least this, or half their spread.
+const MARGIN_NS: u64 = 1_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Learning,
+    Off,
+    On,
+}
+
+/// One packet of the sample: its time, its key, whether it is an answer, and under the lags
+/// tried whether it is a copy and whether a copy of it came.
+#[derive(Debug, Clone, Copy)]
+struct Sampled {
+    ts: u64,
+    key: u64,
+    answer: bool,
+    copy: bool,
+    copied: bool,
+}
+
+/// An event delayed until every packet that may be its copy came: its key, and whether it is
+/// an earlier packet's copy.
+#[derive(Debug)]
+struct Delayed {
+    e: Event,
+    key: Option<u64>,
+    copy: bool,
+}
+
+/// The capture's copies later than [`DUP_NS`]; see the module's documentation.
+#[derive(Debug)]
+pub(crate) struct LateCopies {
+    mode: Mode,
+    /// While learning: the packets of RDMA transport sampled, every event held back from
+    /// the analysis until the decision, the input file they came from, and the sample's
+    /// length when it last tried to decide (it tries again at four times that).
+    sample: Vec<Sampled>,
+    held: Vec<Event>,
+    file: u32,
+    tried: usize,
+    /// The lags the sample's copies came at, those taken for copies once learnt (a margin
+    /// wider), and the lag most like a copy's (their median).
+    learnt: (u64, u64),
+    lo: u64,
+    hi: u64,
+    center: u64,
+    /// Once learnt: the events delayed, in order, the first one's number among them all, the
+    /// numbers of those with each key, and the latest time of any.
+    delayed: VecDeque<Delayed>,
+    base: u64,
+    by_key: FxHashMap<u64, VecDeque<u64>>,
+    newest: u64,
+}
+
+impl Default for LateCopies {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Learning,
+            sample: Vec::new(),
+            held: Vec::new(),
+            file: 0,
+            tried: 0,
+            learnt: (0, 0),
+            lo: 0,
+            hi: 0,
+            center: 0,
+            delayed: VecDeque::new(),
+            base: 0,
+            by_key: FxHashMap::default(),
+            newest: 0,
+        }
+    }
+}
+
+impl LateCopies {
+    /// Whether the capture's first packets are still being sampled.
+    #[inline]
+    pub(crate) fn learning(&self) -> bool {
+        self.mode == Mode::Learning
+    }
+
+    /// Whether copies later than `DUP_NS` were found, and are to be looked for.
+    #[inline]
+    pub(crate) fn on(&self) -> bool {
+        self.mode == Mode::On
+    }
+
+    /// The lags the sample's copies came at, when the capture holds copies later than
+    /// `DUP_NS`.
+    pub(crate) fn lags(&self) -> Option<(u64, u64)> {
+        self.on().then_some(self.learnt)
+    }
+
+    /// What makes two packets the same: the capture point, the nodes, the BTH's opcode,
+    /// destination QP and PSN, the payload's length, the AETH and the RETH's or DETH's word.
+    /// Fields a hop between two mirrored ports may change (MACs, TTL, ECN) are left out.
+    fn key(e: &Event) -> Option<u64> {
+        let bth = e.bth?;
+        let nodes = e.nodes?;
+        let mut h = FxHasher::default();
+        // Two IPv4 nodes as one word (`v4_pair`), others whole.
+        if e.v4_pair != 0 {
+            h.write_u64(e.v4_pair);
+        } else {
+            nodes.hash(&mut h);
+        }
+        let aeth = e.aeth.map_or(0, |a| {
+            1 << 40 | u64::from(a.syndrome) << 32 | u64::from(a.msn)
+        });
+        let ext = match e.ext {
+            ExtWord::None => 0,
+            ExtWord::DmaLen(n) => u64::from(n) | 1 << 32,
+            ExtWord::SrcQp(q) => u64::from(q) | 2 << 32,
+        };
+        h.write_u64(
+            u64::from(e.meta.if_id) << 32 | u64::from(bth.destqp) << 8 | u64::from(bth.opcode),
+        );
+        h.write_u64(u64::from(bth.psn) << 32 | u64::from(e.payload_len));
+        h.write_u64(aeth);
+        h.write_u64(ext);
+        Some(h.finish())
+    }
+
+    /// Samples a batch's `events` of input file `file`, holding them back from the analysis;
+    /// `answer` tells an answer's opcode (ACK, READ response) from a request's. When the
+    /// sample decided whether the capture holds copies later than `DUP_NS`, returns how many
+    /// of `events` it took: those held back are then analysed ([`LateCopies::take_held`]),
+    /// then the rest.
+    pub(crate) fn learn(
+        &mut self,
+        events: &[Event],
+        file: u32,
+        answer: impl Fn(u8) -> bool,
+    ) -> Option<usize> {
+        self.file = file;
+        for (i, e) in events.iter().enumerate() {
+            if self.sample.len() >= SAMPLE || self.held.len() >= HELD {
+                self.decide(true);
+                return Some(i);
+            }
+            if self.held.capacity() == 0 {
+                self.held.reserve_exact(HELD);
+            }
+            if let (Some(key), Some(bth)) = (Self::key(e), e.bth) {
+                self.sample.push(Sampled {
+                    ts: e.meta.ts_ns,
+                    key,
+                    answer: answer(bth.opcode),
+                    copy: false,
+                    copied: false,
+                });
+            }
+            self.held.push(e.clone());
+        }
+        self.decide(false).then_some(events.len())
+    }
+
+    /// Decides with the sample so far (the input ends, or another file begins).
+    pub(crate) fn stop(&mut self) {
+        if self.learning() {
+            self.decide(true);
+        }
+    }
+
+    /// The events held back while learning, once decided, and their input file.
+    pub(crate) fn take_held(&mut self) -> (Vec<Event>, u32) {
+        self.sample = Vec::new();
+        (std::mem::take(&mut self.held), self.file)
+    }
+
+    /// The input file of the events held back or delayed, if any are.
+    pub(crate) fn holding(&self) -> Option<u32> {
+        (!self.held.is_empty() || !self.delayed.is_empty()).then_some(self.file)
+    }
+
+    /// Decides from the sample, when it can: `true` when it decided. It finds copies later
+    /// than `DUP_NS` when, at the lags most pairs of packets alike came at, nine in ten of the
+    /// packets that came long enough before the sample's end have their copy in it, both
+    /// requests and answers among them.
+    fn decide(&mut self, force: bool) -> bool {
+        let done = force || self.sample.len() >= SAMPLE;
+        if !done && self.sample.len() < (4 * self.tried).max(4 * MIN_PAIRS as usize) {
+            return false;
+        }
+        self.tried = self.sample.len();
+        // The sample's packets by key, each key's in order of their times.
+        let mut alike: Vec<u32> = (0..self.sample.len() as u32).collect();
+        alike.sort_unstable_by_key(|&i| {
+            let s = &self.sample[i as usize];
+            (s.key, s.ts, i)
+        });
+        let Some((lo, center, hi)) = self.commonest_lags(&alike) else {
+            if done {
+                self.mode = Mode::Off;
+            }
+            return done;
+        };
+        // Matched at those lags, a margin wider: each packet to the earliest earlier one
+        // alike, neither a copy nor copied yet.
+        let margin = MARGIN_NS.max((hi - lo) / 2);
+        (self.lo, self.hi) = (lo.saturating_sub(margin), hi + margin);
+        for s in &mut self.sample {
+            (s.copy, s.copied) = (false, false);
+        }
+        let (lo_m, hi_m, sample) = (self.lo, self.hi, &mut self.sample);
+        let mut start = 0;
+        for n in 0..alike.len() {
+            let i = alike[n] as usize;
+            if sample[alike[start] as usize].key != sample[i].key {
+                start = n;
+            }
+            let ts = sample[i].ts;
+            let first = alike[start..n].iter().map(|&j| j as usize).find(|&j| {
+                let f = &sample[j];
+                !f.copy && !f.copied && (lo_m..=hi_m).contains(&(ts - f.ts))
+            });
+            if let Some(j) = first {
+                sample[j].copied = true;
+                sample[i].copy = true;
+            }
+        }
+        let last = self.sample.iter().map(|s| s.ts).max().unwrap_or(0);
+        let (mut old, mut copied, mut sides) = (0u32, 0u32, [0u32; 2]);
+        for s in self
+            .sample
+            .iter()
+            .filter(|s| !s.copy && s.ts + self.hi < last)
+        {
+            old += 1;
+            copied += u32::from(s.copied);
+            sides[usize::from(s.answer)] += u32::from(s.copied);
+        }
+        let found =
+            copied >= MIN_PAIRS && copied * 10 >= old * 9 && sides.iter().all(|&n| n >= MIN_SIDE);
+        if found && hi >= DUP_NS {
+            self.learnt = (lo, hi);
+            self.center = center;
+            self.mode = Mode::On;
+            return true;
+        }
+        // Copies less than `DUP_NS` late are the analysis's own to find.
+        if found || done {
+            self.mode = Mode::Off;
+            return true;
+        }
+        false
+    }
+
+    /// The lags at which most pairs of the sample's packets alike came (`alike`: the
+    /// sample's packets by key, then time): of the most such lags within a quarter of one
+    /// another (or [`MARGIN_NS`]), the middle nine tenths and their median, if any.
+    fn commonest_lags(&self, alike: &[u32]) -> Option<(u64, u64, u64)> {
+        let mut lags = Vec::new();
+        for (n, &i) in alike.iter().enumerate() {
+            let s = &self.sample[i as usize];
+            for &j in &alike[n + 1..] {
+                let t = &self.sample[j as usize];
+                if t.key != s.key || t.ts - s.ts > MAX_LAG_NS {
+                    break;
+                }
+                if t.ts > s.ts {
+                    lags.push(t.ts - s.ts);
+                }
+            }
+        }
+        lags.sort_unstable();
+        let (mut best, mut j): (Option<(usize, usize)>, usize) = (None, 0);
+        for (i, &l) in lags.iter().enumerate() {
+            let top = l + MARGIN_NS.max(l / 4);
+            j = j.max(i);
+            while j < lags.len() && lags[j] <= top {
+                j += 1;
+            }
+            if best.is_none_or(|(n, _)| j - i > n) {
+                best = Some((j - i, i));
+            }
+        }
+        // Within them, the middle nine tenths: a resend's lag may fall in the edges.
+        let (n, i) = best?;
+        let w = &lags[i..i + n];
+        Some((w[n / 20], w[n / 2], w[n - 1 - n / 20]))
+    }
+
+    /// Delays event `e` of input file `file`, once copies later than `DUP_NS` were found,
+    /// until every packet that may be its copy came ([`LateCopies::release`]).
+    pub(crate) fn delay(&mut self, e: Event, file: u32) {
+        self.file = file;
+        let key = Self::key(&e);
+        if let Some(k) = key {
+            let n = self.base + self.delayed.len() as u64;
+            self.by_key.entry(k).or_default().push_back(n);
+        }
+        self.newest = self.newest.max(e.meta.ts_ns);
+        self.delayed.push_back(Delayed {
+            e,
+            key,
+            copy: false,
+        });
+    }
+
+    /// The first event delayed, once every packet that may be its copy came (`all`: at once),
+    /// with whether it is an earlier packet's copy. A packet that is none is the first copy of
+    /// itself: its copy is the later one alike, not a copy yet, whose lag is the nearest to
+    /// the copies' own (a resend may come about as late, but not nearer).
+    pub(crate) fn release(&mut self, all: bool) -> Option<(Event, bool)> {
+        let first = self.delayed.front()?;
+        if !all && first.e.meta.ts_ns.saturating_add(self.hi) >= self.newest {
+            return None;
+        }
+        let d = self.delayed.pop_front()?;
+        self.base += 1;
+        if let Some(k) = d.key {
+            let Self {
+                by_key,
+                delayed,
+                base,
+                lo,
+                hi,
+                center,
+                ..
+            } = self;
+            if let Some(q) = by_key.get_mut(&k) {
+                q.pop_front();
+                let ts = d.e.meta.ts_ns;
+                let copy = q
+                    .iter()
+                    .filter_map(|&n| {
+                        let c = &delayed[(n - *base) as usize];
+                        let lag = c.e.meta.ts_ns.checked_sub(ts)?;
+                        (!d.copy && !c.copy && (*lo..=*hi).contains(&lag))
+                            .then_some((lag.abs_diff(*center), n))
+                    })
+                    .min();
+                if let Some((_, n)) = copy {
+                    delayed[(n - *base) as usize].copy = true;
+                }
+                if q.is_empty() {
+                    by_key.remove(&k);
+                }
+            }
+        }
+        Some((d.e, d.copy))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyzer::{Bth, Node, PacketMeta};
+    use rdmascope_wire::ext::Aeth;
+
+    /// A packet from node `src` to node `dst` on QP `qp`: an ACK (`0x11`) or an RDMA WRITE
+    /// ONLY request.
+    fn pkt(src: u8, dst: u8, qp: u32, opcode: u8, psn: u32, ts: u64) -> Event {
+        Event {
+            meta: PacketMeta {
+                number: ts,
+                ts_ns: ts,
+                orig_len: 100,
+                if_id: 0,
+                if_speed: None,
+            },
+            bth: Some(Bth {
+                opcode,
+                ackreq: true,
+                destqp: qp,
+                psn,
+            }),
+            nodes: Some((Node::V4([10, 0, 0, src]), Node::V4([10, 0, 0, dst]))),
+            aeth: (opcode == 0x11).then(|| Aeth::parse(&[0, 0, 0, 1]).unwrap()),
+            ..Event::default()
+        }
+    }
+
+    /// `n` requests 500 ns apart from node 1, each answered by an ACK from node 2 1 µs later.
+    fn exchange(n: u32) -> Vec<Event> {
+        (0..n)
+            .flat_map(|i| {
+                let ts = 1_000_000 + u64::from(i) * 500;
+                [
+                    pkt(1, 2, 0x10, 0x0a, i, ts),
+                    pkt(2, 1, 0x20, 0x11, i, ts + 1_000),
+                ]
+            })
+            .collect()
+    }
+
+    /// `evs` each held twice, the copy `lag` later, in the order of their times.
+    fn held_twice(evs: &[Event], lag: u64) -> Vec<Event> {
+        let mut all: Vec<Event> = evs
+            .iter()
+            .flat_map(|e| {
+                let mut c = e.clone();
+                c.meta.ts_ns += lag;
+                [e.clone(), c]
+            })
+            .collect();
+        all.sort_by_key(|e| e.meta.ts_ns);
+        all
+    }
+
+    fn answer(op: u8) -> bool {
+        op == 0x11
+    }
+
+    /// Runs `evs` through learning (in batches of 256) and the delay: each event's copy flag,
+    /// in order, and whether copies later than `DUP_NS` were found.
+    fn run(evs: &[Event]) -> (Vec<(u64, bool)>, bool) {
+        let mut l = LateCopies::default();
+        let mut out = Vec::new();
+        let mut on = false;
+        let emit = |l: &mut LateCopies, out: &mut Vec<(u64, bool)>, all: bool| {
+            while let Some((e, c)) = l.release(all) {
+                out.push((e.meta.ts_ns, c));
+            }
+        };
+        for batch in evs.chunks(256) {
+            let mut rest = batch;
+            if l.learning() {
+                let Some(taken) = l.learn(batch, 0, answer) else {
+                    continue;
+                };
+                let (held, _) = l.take_held();
+                on = l.on();
+                for e in held {
+                    if on {
+                        l.delay(e, 0);
+                        emit(&mut l, &mut out, false);
+                    } else {
+                        out.push((e.meta.ts_ns, false));
+                    }
+                }
+                rest = &batch[taken..];
+            }
+            for e in rest {
+                if on {
+                    l.delay(e.clone(), 0);
+                    emit(&mut l, &mut out, false);
+                } else {
+                    out.push((e.meta.ts_ns, false));
+                }
+            }
+        }
+        l.stop();
+        let (held, _) = l.take_held();
+        on = l.on();
+        for e in held {
+            if on {
+                l.delay(e, 0);
+            } else {
+                out.push((e.meta.ts_ns, false));
+            }
+        }
+        emit(&mut l, &mut out, true);
+        (out, on)
+    }
+
+    /// Every packet and its ACK held twice 12 µs apart, in the order of their times: the lag
+    /// is learnt, and exactly the second copies are copies.
+    #[test]
+    fn a_capture_held_twice_12_us_apart_is_found() {
+        let once = exchange(600);
+        let twice = held_twice(&once, 12_000);
+        let (out, on) = run(&twice);
+        assert!(on);
+        assert_eq!(out.len(), twice.len());
+        let copies: Vec<u64> = out.iter().filter(|o| o.1).map(|o| o.0).collect();
+        let want: Vec<u64> = {
+            let mut v: Vec<u64> = once.iter().map(|e| e.meta.ts_ns + 12_000).collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(copies, want);
+    }
+
+    /// Held twice 2 µs apart: left to the analysis's own rules.
+    #[test]
+    fn copies_sooner_than_dup_ns_are_left_to_the_analysis() {
+        let (out, on) = run(&held_twice(&exchange(600), 2_000));
+        assert!(!on);
+        assert!(out.iter().all(|o| !o.1));
+    }
+
+    /// A connection never answered resends all its requests every 16 µs: every packet comes
+    /// again at one lag, but no answer does, so these are no copies.
+    #[test]
+    fn retries_of_a_connection_never_answered_are_no_copies() {
+        let evs: Vec<Event> = (0..8u64)
+            .flat_map(|pass| {
+                (0..30u32).map(move |i| {
+                    pkt(
+                        1,
+                        2,
+                        0x10,
+                        0x0a,
+                        i,
+                        1_000_000 + pass * 16_000 + u64::from(i) * 500,
+                    )
+                })
+            })
+            .collect();
+        let (out, on) = run(&evs);
+        assert!(!on);
+        assert_eq!(out.len(), evs.len());
+    }
+
+    /// A lossy capture: a fifth of the requests resent 20 µs later (with their ACKs). Most
+    /// packets never come again, so nothing is a copy.
+    #[test]
+    fn resends_are_no_copies() {
+        let mut evs = exchange(800);
+        let resent: Vec<Event> = evs
+            .iter()
+            .filter(|e| e.bth.is_some_and(|b| b.psn % 5 == 0))
+            .map(|e| {
+                let mut c = e.clone();
+                c.meta.ts_ns += 20_000;
+                c
+            })
+            .collect();
+        evs.extend(resent);
+        evs.sort_by_key(|e| e.meta.ts_ns);
+        let (out, on) = run(&evs);
+        assert!(!on);
+        assert!(out.iter().all(|o| !o.1));
+    }
+
+    /// In a capture held twice 10 µs apart, a request resent 9.1 µs after its first copy
+    /// (about as late as a copy) is a resend: the first copy's copy is the one 10 µs later,
+    /// and the resend has its own.
+    #[test]
+    fn a_resend_about_as_late_as_a_copy_is_no_copy() {
+        let mut once = exchange(600);
+        let first = once
+            .iter()
+            .find(|e| e.bth.is_some_and(|b| b.psn == 500))
+            .cloned();
+        let mut resend = first.unwrap();
+        resend.meta.ts_ns += 9_100;
+        let resend_ts = resend.meta.ts_ns;
+        once.push(resend);
+        once.sort_by_key(|e| e.meta.ts_ns);
+        let (out, on) = run(&held_twice(&once, 10_000));
+        assert!(on);
+        assert_eq!(
+            out.iter().find(|o| o.0 == resend_ts),
+            Some(&(resend_ts, false))
+        );
+        assert_eq!(
+            out.iter().find(|o| o.0 == resend_ts + 10_000),
+            Some(&(resend_ts + 10_000, true))
+        );
+        assert_eq!(out.iter().filter(|o| o.1).count(), once.len());
+    }
+}
