@@ -5297,7 +5297,7 @@ fn close(st: &mut PfcState, end: u64) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// A READ response is a first copy once: beyond the highest, or a hole up to it that fills;
@@ -5698,7 +5698,7 @@ mod tests {
 
     /// `events` (in time order) with each followed by its copy `lag` later, in time order: a
     /// capture that holds every frame twice.
-    fn held_twice(events: &[Event], lag: u64) -> Vec<Event> {
+    pub(crate) fn held_twice(events: &[Event], lag: u64) -> Vec<Event> {
         let mut twice: Vec<Event> = events
             .iter()
             .flat_map(|e| {
@@ -5748,7 +5748,7 @@ mod tests {
         assert!(!codes.contains(&"capture.duplicates"), "{what}: {codes:?}");
     }
 
-    fn rc(src: u8, dst: u8, qp: u32, opcode: u8, psn: u32, ts: u64) -> Event {
+    pub(crate) fn rc(src: u8, dst: u8, qp: u32, opcode: u8, psn: u32, ts: u64) -> Event {
         let (s, d) = (Node::V4([10, 0, 0, src]), Node::V4([10, 0, 0, dst]));
         Event {
             meta: PacketMeta {

@@ -378,31 +378,7 @@ impl LateCopies {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analyzer::{Bth, Node, PacketMeta};
-    use rdmascope_wire::ext::Aeth;
-
-    /// A packet from node `src` to node `dst` on QP `qp`: an ACK (`0x11`) or an RDMA WRITE
-    /// ONLY request.
-    fn pkt(src: u8, dst: u8, qp: u32, opcode: u8, psn: u32, ts: u64) -> Event {
-        Event {
-            meta: PacketMeta {
-                number: ts,
-                ts_ns: ts,
-                orig_len: 100,
-                if_id: 0,
-                if_speed: None,
-            },
-            bth: Some(Bth {
-                opcode,
-                ackreq: true,
-                destqp: qp,
-                psn,
-            }),
-            nodes: Some((Node::V4([10, 0, 0, src]), Node::V4([10, 0, 0, dst]))),
-            aeth: (opcode == 0x11).then(|| Aeth::parse(&[0, 0, 0, 1]).unwrap()),
-            ..Event::default()
-        }
-    }
+    use crate::analyzer::tests::{held_twice, rc};
 
     /// `n` requests 500 ns apart from node 1, each answered by an ACK from node 2 1 µs later.
     fn exchange(n: u32) -> Vec<Event> {
@@ -410,25 +386,11 @@ mod tests {
             .flat_map(|i| {
                 let ts = 1_000_000 + u64::from(i) * 500;
                 [
-                    pkt(1, 2, 0x10, 0x0a, i, ts),
-                    pkt(2, 1, 0x20, 0x11, i, ts + 1_000),
+                    rc(1, 2, 0x10, 0x0a, i, ts),
+                    rc(2, 1, 0x20, 0x11, i, ts + 1_000),
                 ]
             })
             .collect()
-    }
-
-    /// `evs` each held twice, the copy `lag` later, in the order of their times.
-    fn held_twice(evs: &[Event], lag: u64) -> Vec<Event> {
-        let mut all: Vec<Event> = evs
-            .iter()
-            .flat_map(|e| {
-                let mut c = e.clone();
-                c.meta.ts_ns += lag;
-                [e.clone(), c]
-            })
-            .collect();
-        all.sort_by_key(|e| e.meta.ts_ns);
-        all
     }
 
     fn answer(op: u8) -> bool {
@@ -520,7 +482,7 @@ mod tests {
         let evs: Vec<Event> = (0..8u64)
             .flat_map(|pass| {
                 (0..30u32).map(move |i| {
-                    pkt(
+                    rc(
                         1,
                         2,
                         0x10,

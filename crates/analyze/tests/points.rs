@@ -92,11 +92,7 @@ fn codes(r: &Value) -> Vec<String> {
 }
 
 fn points_finding(r: &Value) -> Option<&Value> {
-    r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == "capture.multiple_points")
+    common::report_finding(r, "capture.multiple_points")
 }
 
 #[test]
@@ -353,16 +349,10 @@ fn two_points_merged_into_one_interface_20_us_apart_read_as_one() {
         let r = report(&seen_again(&evs, |_| 20_000, Some(0x02aa_bbcc_ddee)));
         assert_eq!(transport(&once), transport(&r), "{name}");
         assert!(points_finding(&r).is_none(), "{name}");
-        let copies = r["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["code"] == "capture.duplicates")
-            .unwrap_or_else(|| panic!("{name}: no capture.duplicates"));
         let bth = evs.iter().filter(|e| e.bth.is_some()).count();
         assert_eq!(
-            copies["evidence"][1],
-            format!("capture.late_copy_frames = {bth}"),
+            common::evidence(&r, "capture.duplicates", 1, &name),
+            &format!("capture.late_copy_frames = {bth}"),
             "{name}"
         );
     }

@@ -130,11 +130,20 @@ pub fn codes_but(r: &Value, skip: &str) -> Vec<String> {
 
 /// The finding `code` of the report of `evs`, if it has one.
 pub fn finding(evs: &[Event], code: &str) -> Option<Value> {
-    let r = report(evs);
+    report_finding(&report(evs), code).cloned()
+}
+
+/// The finding `code` of report `r`, if it has one.
+pub fn report_finding<'a>(r: &'a Value, code: &str) -> Option<&'a Value> {
     r["findings"]
         .as_array()
         .unwrap()
         .iter()
         .find(|f| f["code"] == code)
-        .cloned()
+}
+
+/// Line `i` of the evidence of report `r`'s finding `code` (`name` says which report).
+pub fn evidence<'a>(r: &'a Value, code: &str, i: usize, name: &str) -> &'a Value {
+    let f = report_finding(r, code).unwrap_or_else(|| panic!("{name}: no {code}"));
+    &f["evidence"][i]
 }
