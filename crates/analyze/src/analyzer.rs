@@ -2650,7 +2650,7 @@ pub struct Analyzer {
     /// [`EARLY_DOUBLED`]), and whether a flow had [`EARLY_DOUBLED`] early passes.
     doubled: bool,
     early_passes: bool,
-    /// Copies later than [`DUP_NS`] ([`LateCopies`]), and how many frames were such copies
+    /// Copies at a lag ([`LateCopies`]), and how many frames were such copies
     /// (also counted in `duplicates`).
     late: LateCopies,
     pub(crate) late_copies: u64,
@@ -3158,7 +3158,7 @@ impl Analyzer {
 
     /// Feeds packets' events decoded one by one (not into a [`Batch`]), in order, as
     /// [`Analyzer::feed`] does (unlike [`Analyzer::event`], it looks for the capture's copies
-    /// later than [`DUP_NS`], which holds the first events back until a sample decides).
+    /// at a lag ([`LateCopies`]), which holds the first events back until a sample decides).
     pub fn feed_events(&mut self, events: &[Event]) {
         let mut t = Totals::default();
         for e in events {
@@ -3171,8 +3171,8 @@ impl Analyzer {
         self.analyse(events, &[]);
     }
 
-    /// Analyses `events` in order, event `i` the capture's copy of an earlier packet later
-    /// than [`DUP_NS`] when `copies[i]` ([`LateCopies`]). Each event first loads the state of
+    /// Analyses `events` in order, event `i` the capture's copy of an earlier packet at a lag
+    /// when `copies[i]` ([`LateCopies`]). Each event first loads the state of
     /// the flow a few events ahead into the cache, so the memory of their flows arrives in
     /// parallel. This loop holds the one copy of the per-packet analysis: with a second, the
     /// compiler inlined less of it here (4% more instructions a packet).
@@ -3199,9 +3199,9 @@ impl Analyzer {
         self.file_span(file, totals);
     }
 
-    /// [`Analyzer::feed`] while the capture's first packets are sampled for copies later than
-    /// [`DUP_NS`] (the events are held back until the sample decides), and in a capture found
-    /// to hold such copies ([`LateCopies`]): each copy is counted as a packet and as the
+    /// [`Analyzer::feed`] while the capture's first packets are sampled for copies at a lag
+    /// (the events are held back until the sample decides), and in a capture found to hold
+    /// such copies ([`LateCopies`]): each copy is counted as a packet and as the
     /// capture's copy, and as nothing else.
     #[cold]
     #[inline(never)]
@@ -3225,7 +3225,7 @@ impl Analyzer {
     }
 
     /// Analyses the events [`LateCopies`] held back while it sampled them, once it decided:
-    /// through its delay when the capture holds copies later than [`DUP_NS`].
+    /// through its delay when the capture holds copies at a lag.
     #[cold]
     #[inline(never)]
     fn feed_held(&mut self) {
@@ -3268,7 +3268,7 @@ impl Analyzer {
         }
     }
 
-    /// Feeds one packet's [`Event`]. Copies later than [`DUP_NS`] are not looked for (see
+    /// Feeds one packet's [`Event`]. Copies at a lag ([`LateCopies`]) are not looked for (see
     /// [`Analyzer::feed_events`]).
     pub fn event(&mut self, e: &Event) {
         let mut t = Totals::default();
@@ -3349,8 +3349,8 @@ impl Analyzer {
     }
 
     /// [`Analyzer::event`] but for the capture totals, inlined into [`Analyzer::analyse`]'s
-    /// loop; with `copy`, `e` is the capture's copy of an earlier packet later than
-    /// [`DUP_NS`] ([`LateCopies`]).
+    /// loop; with `copy`, `e` is the capture's copy of an earlier packet at a lag
+    /// ([`LateCopies`]).
     #[inline(always)]
     fn event_body(&mut self, e: &Event, copy: bool) {
         self.slot(e.meta.ts_ns);
@@ -3361,7 +3361,13 @@ impl Analyzer {
         // The rare kinds, tested at once (`|`, not `||`): most events are none of them.
         if e.link.is_some() | e.perftest | e.frag_needed | e.roce_fragment {
             match e.link.as_deref() {
-                Some(&LinkFrame::MacControl(src, mc)) => return self.pfc_frame(m, src, mc),
+                Some(&LinkFrame::MacControl(src, mc)) => {
+                    return if copy {
+                        self.late_copy_found(m.number)
+                    } else {
+                        self.pfc_frame(m, src, mc)
+                    };
+                }
                 Some(LinkFrame::Lldp(d)) => return self.dcb_frame(m, d),
                 None => {}
             }
@@ -3552,10 +3558,10 @@ impl Analyzer {
         }
     }
 
-    /// Frame `number` of flow `fi` is the capture's copy of a packet later than [`DUP_NS`]
+    /// Frame `number` of flow `fi` is the capture's copy of a packet at a lag
     /// ([`LateCopies`]): counted for `capture.duplicates` (and a CNP's, `cnp`, in the CNP
-    /// count, as [`Analyzer::cnp`] counts a copy sooner), and as nothing else. Such copies
-    /// do not make the copies less than `DUP_NS` late the capture's (`doubled`).
+    /// count, as [`Analyzer::cnp`] counts the copies its rules find), and as nothing else.
+    /// Such copies do not tell those rules the capture holds packets twice (`doubled`).
     #[cold]
     #[inline(never)]
     fn late_copy(&mut self, fi: usize, number: u64, cnp: bool) {
@@ -3563,13 +3569,21 @@ impl Analyzer {
             self.count(EV_CNP, 1);
             self.flows[fi].resp().more().cnp += 1;
         }
-        self.late_copies += 1;
-        self.duplicates.0 += 1;
-        sample(&mut self.duplicates.1, number);
+        self.late_copy_found(number);
         self.copy_on_flow(fi);
     }
 
-    /// The lags of the capture's copies later than [`DUP_NS`], when it holds such copies.
+    /// Frame `number` is the capture's copy of a packet at a lag (of a PFC or
+    /// PAUSE frame: counted in no `pfc` figure, as a copy sooner is not).
+    #[cold]
+    #[inline(never)]
+    fn late_copy_found(&mut self, number: u64) {
+        self.late_copies += 1;
+        self.duplicates.0 += 1;
+        sample(&mut self.duplicates.1, number);
+    }
+
+    /// The lags of the capture's copies at a lag ([`LateCopies`]), when it holds them.
     pub(crate) fn late_lags(&self) -> Option<(u64, u64)> {
         self.late.lags()
     }

@@ -1186,12 +1186,12 @@ fn findings(
     if a.duplicates.0 > 0 {
         let mut evidence = vec![format!("capture.duplicate_frames = {}", a.duplicates.0)];
         let when = match a.late_lags() {
-            // Copies later than `DUP_NS` ([`crate::late`]).
+            // Copies at a lag ([`crate::late`]).
             Some((lo, hi)) => {
                 evidence.push(format!("capture.late_copy_frames = {}", a.late_copies));
                 evidence.push(format!("capture.copy_lag_ns = {lo}..{hi}"));
                 format!(
-                    "{} of them {lo}–{hi} ns after the first, as nearly every packet of the capture's first ones, in both directions (a lag no resend keeps: a mirror of two ports, or two capture points merged into one interface)",
+                    "{} of them {lo}–{hi} ns after the first, as nearly every packet of the capture's first ones, in both directions (a lag no resend keeps: a mirror of two ports, two capture points merged into one interface, or a bond and its member)",
                     a.late_copies
                 )
             }

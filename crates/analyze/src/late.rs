@@ -1,24 +1,27 @@
-//! Copies that trail their frames by more than [`DUP_NS`]: a capture of a mirror (SPAN) port
-//! that mirrors two ports with a queue between them, or a tap and a SPAN port merged, holds
-//! every packet twice, the second copy a near-constant lag later. The analysis takes nothing
-//! later than `DUP_NS` (the shortest ACK timeout) for the capture's own copy, so such copies
-//! would read as resends of every packet, and a clean capture as a broken network.
+//! Copies of every packet at a near-constant lag: a capture of a mirror (SPAN) port that
+//! mirrors two ports with a queue between them, a tap and a SPAN port merged, two capture
+//! points merged into one interface, or `tcpdump -i any` over a bond and its member, holds
+//! every packet twice, the second copy a lag later. The analysis's own rules take nothing
+//! later than [`crate::analyzer::DUP_NS`] (the shortest ACK timeout) for the capture's copy,
+//! and sooner copies that trail behind other packets (in the order of their times) only in
+//! the main, so such copies read as resends, and a clean capture as a broken network.
 //!
 //! The first packets of the capture show such a lag: nearly every packet that came long enough
 //! before the sample's end came again, in both directions (requests and answers), the same lag
 //! later. Resends cannot look like that: a requester resends after NAKs and timeouts, which
 //! only answers bring or whose absence shows, and the answers themselves are sent once (a
 //! connection never answered resends its requests a timeout apart, but has no answers). Once
-//! the lag is learnt ([`LateCopies::learn`]), a packet that matches an earlier one of the same
-//! capture point that lag later (within a margin) is the capture's copy of it
-//! ([`LateCopies::copy`]), each earlier packet matched once. Lags under `DUP_NS` are left to
-//! the analysis's own rules, so captures without such copies read as before.
+//! the lag is learnt ([`LateCopies::learn`]), each packet is delayed until its copy can have
+//! come, and its copy is the later packet alike (of the same capture point) whose lag is the
+//! nearest to the copies' ([`LateCopies::release`]). Captures without such copies read as
+//! before.
 
 use std::collections::VecDeque;
 use std::hash::{Hash, Hasher};
 
-use crate::analyzer::{Event, ExtWord, DUP_NS};
+use crate::analyzer::{Event, ExtWord, LinkFrame};
 use crate::fxhash::{FxHashMap, FxHasher};
+use rdmascope_wire::macctl::MacControl;
 
 /// The longest lag learnt: a mirror's copy later than this is not looked for.
 const MAX_LAG_NS: u64 = 500_000;
@@ -59,7 +62,7 @@ struct Delayed {
     copy: bool,
 }
 
-/// The capture's copies later than [`DUP_NS`]; see the module's documentation.
+/// The capture's copies at a lag; see the module's documentation.
 #[derive(Debug)]
 pub(crate) struct LateCopies {
     mode: Mode,
@@ -111,25 +114,39 @@ impl LateCopies {
         self.mode == Mode::Learning
     }
 
-    /// Whether copies later than `DUP_NS` were found, and are to be looked for.
+    /// Whether copies at a lag were found, and are to be looked for.
     #[inline]
     pub(crate) fn on(&self) -> bool {
         self.mode == Mode::On
     }
 
-    /// The lags the sample's copies came at, when the capture holds copies later than
-    /// `DUP_NS`.
+    /// The lags the sample's copies came at, when the capture holds copies at a lag.
     pub(crate) fn lags(&self) -> Option<(u64, u64)> {
         self.on().then_some(self.learnt)
     }
 
     /// What makes two packets the same: the capture point, the nodes, the BTH's opcode,
     /// destination QP and PSN, the payload's length, the AETH and the RETH's or DETH's word.
-    /// Fields a hop between two mirrored ports may change (MACs, TTL, ECN) are left out.
+    /// Fields a hop between two mirrored ports may change (MACs, TTL, ECN) are left out. A
+    /// PFC or PAUSE frame is the same as one from its source asking the same.
     fn key(e: &Event) -> Option<u64> {
+        let mut h = FxHasher::default();
+        if let Some(LinkFrame::MacControl(src, mc)) = e.link.as_deref() {
+            // A PFC or PAUSE frame: its source and what it asks.
+            h.write_u32(e.meta.if_id);
+            h.write(src);
+            match *mc {
+                MacControl::Pfc { enable, quanta } => {
+                    h.write_u8(enable);
+                    quanta.iter().for_each(|&q| h.write_u16(q));
+                }
+                MacControl::Pause { quanta } => h.write_u16(quanta),
+                MacControl::Other { opcode } => h.write_u32(1 << 16 | u32::from(opcode)),
+            }
+            return Some(h.finish());
+        }
         let bth = e.bth?;
         let nodes = e.nodes?;
-        let mut h = FxHasher::default();
         // Two IPv4 nodes as one word (`v4_pair`), others whole.
         if e.v4_pair != 0 {
             h.write_u64(e.v4_pair);
@@ -155,7 +172,7 @@ impl LateCopies {
 
     /// Samples a batch's `events` of input file `file`, holding them back from the analysis;
     /// `answer` tells an answer's opcode (ACK, READ response) from a request's. When the
-    /// sample decided whether the capture holds copies later than `DUP_NS`, returns how many
+    /// sample decided whether the capture holds copies at a lag, returns how many
     /// of `events` it took: those held back are then analysed ([`LateCopies::take_held`]),
     /// then the rest.
     pub(crate) fn learn(
@@ -205,8 +222,8 @@ impl LateCopies {
         (!self.held.is_empty() || !self.delayed.is_empty()).then_some(self.file)
     }
 
-    /// Decides from the sample, when it can: `true` when it decided. It finds copies later
-    /// than `DUP_NS` when, at the lags most pairs of packets alike came at, nine in ten of the
+    /// Decides from the sample, when it can: `true` when it decided. It finds copies at a lag
+    /// when, at the lags most pairs of packets alike came at, nine in ten of the
     /// packets that came long enough before the sample's end have their copy in it, both
     /// requests and answers among them.
     fn decide(&mut self, force: bool) -> bool {
@@ -264,14 +281,13 @@ impl LateCopies {
         }
         let found =
             copied >= MIN_PAIRS && copied * 10 >= old * 9 && sides.iter().all(|&n| n >= MIN_SIDE);
-        if found && hi >= DUP_NS {
+        if found {
             self.learnt = (lo, hi);
             self.center = center;
             self.mode = Mode::On;
             return true;
         }
-        // Copies less than `DUP_NS` late are the analysis's own to find.
-        if found || done {
+        if done {
             self.mode = Mode::Off;
             return true;
         }
@@ -280,7 +296,7 @@ impl LateCopies {
 
     /// The lags at which most pairs of the sample's packets alike came (`alike`: the
     /// sample's packets by key, then time): of the most such lags within a quarter of one
-    /// another (or [`MARGIN_NS`]), the middle nine tenths and their median, if any.
+    /// another (or [`MARGIN_NS`]), the middle nine tenths and the commonest, if any.
     fn commonest_lags(&self, alike: &[u32]) -> Option<(u64, u64, u64)> {
         let mut lags = Vec::new();
         for (n, &i) in alike.iter().enumerate() {
@@ -307,13 +323,25 @@ impl LateCopies {
                 best = Some((j - i, i));
             }
         }
-        // Within them, the middle nine tenths: a resend's lag may fall in the edges.
+        // Within them, the middle nine tenths: a resend's lag may fall in the edges. The lag
+        // most like a copy's is the commonest within a thirty-second of itself (or 100 ns):
+        // resends about as late may be many, but their lags spread wider.
         let (n, i) = best?;
         let w = &lags[i..i + n];
-        Some((w[n / 20], w[n / 2], w[n - 1 - n / 20]))
+        let (mut top, mut j) = ((0, w[n / 2]), 0);
+        for (k, &l) in w.iter().enumerate() {
+            j = j.max(k);
+            while j < n && w[j] <= l + (l / 32).max(100) {
+                j += 1;
+            }
+            if j - k > top.0 {
+                top = (j - k, w[(k + j - 1) / 2]);
+            }
+        }
+        Some((w[n / 20], top.1, w[n - 1 - n / 20]))
     }
 
-    /// Delays event `e` of input file `file`, once copies later than `DUP_NS` were found,
+    /// Delays event `e` of input file `file`, once copies at a lag were found,
     /// until every packet that may be its copy came ([`LateCopies::release`]).
     pub(crate) fn delay(&mut self, e: Event, file: u32) {
         self.file = file;
@@ -398,7 +426,7 @@ mod tests {
     }
 
     /// Runs `evs` through learning (in batches of 256) and the delay: each event's copy flag,
-    /// in order, and whether copies later than `DUP_NS` were found.
+    /// in order, and whether copies at a lag were found.
     fn run(evs: &[Event]) -> (Vec<(u64, bool)>, bool) {
         let mut l = LateCopies::default();
         let mut out = Vec::new();
@@ -467,12 +495,14 @@ mod tests {
         assert_eq!(copies, want);
     }
 
-    /// Held twice 2 µs apart: left to the analysis's own rules.
+    /// Held twice 2 µs apart, sooner than any ACK timeout: found as well (in the order of
+    /// their times, such copies trail behind other packets).
     #[test]
-    fn copies_sooner_than_dup_ns_are_left_to_the_analysis() {
-        let (out, on) = run(&held_twice(&exchange(600), 2_000));
-        assert!(!on);
-        assert!(out.iter().all(|o| !o.1));
+    fn copies_sooner_than_dup_ns_are_found_too() {
+        let once = exchange(600);
+        let (out, on) = run(&held_twice(&once, 2_000));
+        assert!(on);
+        assert_eq!(out.iter().filter(|o| o.1).count(), once.len());
     }
 
     /// A connection never answered resends all its requests every 16 µs: every packet comes
