@@ -52,6 +52,22 @@ Added in session 48 (failures with that session's first binary / its last):
     -n 300  --seed 4816 --corrupt 0.001,0.05 --doubled 10000         300 / 300: copies later
                 than `DUP_NS` (8.192 µs) read as resends, even without damage
   and `--seed 4512` (0.1–5%) held twice at 300 ns and 4 µs as well: 1 / 0 and 2 / 0.
+Added in session 49, when the capture's lag between copies came to be learnt (failures with
+that session's first binary / its last; `--by-time`: records in time order):
+    -n 300  --seed 4816 --corrupt 0.001,0.05 --doubled 10000         300 / 0
+    -n 200  --seed 4901 --corrupt 0.001,0.05 --doubled 10000 --by-time   - / 0
+    -n 200  --seed 4902 --corrupt 0.01,0.10 --doubled 20000 --by-time    - / 0
+    -n 200  --seed 4903 --corrupt 0.001,0.05 --doubled 50000             - / 0
+    -n 200  --seed 4904 --doubled 12000 --by-time                        - / 0
+    -n 300  --seed 4905 --corrupt 0.01,0.10 --doubled 15000 --by-time    - / 0
+    -n 300  --seed 4906 --corrupt 0.001,0.05 --doubled 30000             - / 0
+    -n 200  --seed 4907 --corrupt 0.001,0.05 --doubled 100000 --by-time  - / 22 (`mixed`: the
+                sample of 4,096 packets spans too little of such a lag)
+    -n 300  --seed 4908 --corrupt 0.001,0.05 --doubled 2000 --by-time    40 of 40 / 0
+    -n 300  --seed 4909 --corrupt 0.001,0.05 --doubled 300 --by-time     32 of 40 / 6 (`reorder`)
+    -n 200  --seed 4910 --corrupt 0.01,0.10 --doubled 1000 --by-time     - / 2 (`reorder`)
+    -n 200  --seed 4911 --corrupt 0.001,0.05 --doubled 5000 --by-time    - / 0
+    -n 200  --seed 4912 --doubled 300 --by-time                          - / 0
 """
 import argparse
 import concurrent.futures as cf
