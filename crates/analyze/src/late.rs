@@ -273,7 +273,7 @@ impl LateCopies {
         for s in self
             .sample
             .iter()
-            .filter(|s| !s.copy && s.ts + self.hi < last)
+            .filter(|s| !s.copy && s.ts.saturating_add(self.hi) < last)
         {
             old += 1;
             copied += u32::from(s.copied);
@@ -298,10 +298,13 @@ impl LateCopies {
     /// sample's packets by key, then time): of the most such lags within a quarter of one
     /// another (or [`MARGIN_NS`]), the middle nine tenths and the commonest, if any.
     fn commonest_lags(&self, alike: &[u32]) -> Option<(u64, u64, u64)> {
+        // A copy comes among the next few packets alike (a packet sent again and again, as to
+        // a peer that never answers, would make the pairs many).
+        const NEXT: usize = 16;
         let mut lags = Vec::new();
         for (n, &i) in alike.iter().enumerate() {
             let s = &self.sample[i as usize];
-            for &j in &alike[n + 1..] {
+            for &j in alike[n + 1..].iter().take(NEXT) {
                 let t = &self.sample[j as usize];
                 if t.key != s.key || t.ts - s.ts > MAX_LAG_NS {
                     break;
