@@ -3148,12 +3148,7 @@ impl Analyzer {
 
     /// Feeds a [`Batch`] of packets, in order.
     pub fn feed(&mut self, batch: &Batch) {
-        self.batch_begins(batch.file, &batch.totals);
-        let events = batch.events();
-        if self.late.learning() || self.late.on() {
-            return self.feed_late(events, batch.file);
-        }
-        self.analyse(events, &[]);
+        self.feed_from(batch.file, &batch.totals, batch.events());
     }
 
     /// Feeds packets' events decoded one by one (not into a [`Batch`]), in order, as
@@ -3164,9 +3159,20 @@ impl Analyzer {
         for e in events {
             t.add(e);
         }
-        self.batch_begins(0, &t);
+        self.feed_from(0, &t, events);
+    }
+
+    /// Feeds `events` of input file `file`, whose capture totals are `totals`: the events
+    /// held back from another file are analysed first, and the totals added.
+    fn feed_from(&mut self, file: u32, totals: &Totals, events: &[Event]) {
+        if self.late.holding().is_some_and(|f| f != file) {
+            self.late_flush();
+        }
+        self.add_totals(totals);
+        self.file_point(file, totals);
+        self.file_span(file, totals);
         if self.late.learning() || self.late.on() {
-            return self.feed_late(events, 0);
+            return self.feed_late(events, file);
         }
         self.analyse(events, &[]);
     }
@@ -3186,17 +3192,6 @@ impl Analyzer {
             }
             self.event_body(e, copies.get(i).is_some_and(|&c| c));
         }
-    }
-
-    /// Before a batch of events from input file `file`, whose capture totals are `totals`:
-    /// the events held back from another file are analysed, and the totals added.
-    fn batch_begins(&mut self, file: u32, totals: &Totals) {
-        if self.late.holding().is_some_and(|f| f != file) {
-            self.late_flush();
-        }
-        self.add_totals(totals);
-        self.file_point(file, totals);
-        self.file_span(file, totals);
     }
 
     /// [`Analyzer::feed`] while the capture's first packets are sampled for copies at a lag
