@@ -168,6 +168,11 @@ const STRAGGLERS: u8 = 2;
 /// capture point to the requester and back, far below this in a data centre.
 const NAK_QUIET_NS: u64 = 1_000_000;
 
+/// The least time from a PSN sequence NAK passing the capture point to a resend it caused:
+/// the NAK still travels to the requester, whose HCA turns it round, and the resend travels
+/// back. A resend sooner than this was sent before the NAK reached the requester.
+const NAK_TURN_NS: u64 = 500;
+
 /// How far an input file may begin before the latest packet of the files before it and still
 /// continue their capture (timestamps taken on several CPUs, at the boundary of ring files),
 /// if that is less than half their span; one that begins earlier was captured at the same
@@ -4007,8 +4012,16 @@ impl Analyzer {
                     // A burst under way resends the PSN a NAK still pending asked for: that
                     // NAK is served, and starts no burst or pass of its own (nor do those queued
                     // behind it): a strict receiver that took a late packet NAKs the next PSN
-                    // too, which the pass resending the late one goes on to.
-                    if rq.in_retx && rq.pending == Some(Trigger::Nak) && bth.psn == rq.nak_psn {
+                    // too, which the pass resending the late one goes on to. A resend sooner
+                    // than `NAK_TURN_NS` after the NAK left the requester before the NAK came:
+                    // it serves none, and the NAK's own pass is still to come.
+                    if rq.in_retx
+                        && rq.pending == Some(Trigger::Nak)
+                        && bth.psn == rq.nak_psn
+                        && rq
+                            .last_nak_at
+                            .is_none_or(|n| ts.saturating_sub(n) >= NAK_TURN_NS)
+                    {
                         let served = rq.naks_queued + u8::from(!pass);
                         rq.naks_since_pass = rq.naks_since_pass.saturating_sub(served);
                         rq.pending = None;
@@ -6336,6 +6349,41 @@ pub(crate) mod tests {
                 }
             }));
         }
+        events.sort_by_key(|e| e.meta.ts_ns);
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        assert_eq!((f.counters.timeouts, f.timeouts_in_a_row), (0, 0));
+        let t = &f.retransmission_triggers;
+        assert_eq!(
+            (t.nak, t.timeout, t.unknown, t.read_response_gap),
+            (0, 0, 0, 1)
+        );
+    }
+
+    /// READ 100 asks for four responses and the writes after it lose 105 (damaged). Response
+    /// 102 comes damaged, so the requester reads again from 102 and resends 104 and 105. The
+    /// responder's NAK of 105, held behind its READ responses, passes the capture point 100 ns
+    /// before that resend of 105, which the requester sent before the NAK reached it; the NAK
+    /// then sends it back to 105 once more. That pass is the NAK's, no timer's (a sweep of
+    /// damaged IB captures read it as a retry after a timeout).
+    #[test]
+    fn a_resend_sooner_than_a_nak_can_turn_round_leaves_the_nak_pending() {
+        let mut events = vec![
+            read_req(100, 4_096, 0),
+            write(104, 300),
+            damaged(write(105, 600)),
+            write(106, 900),
+            read_req(102, 2_048, 6_000),
+            write(104, 6_300),
+            nak(105, 6_500),
+            write(105, 6_600),
+            write(106, 6_900),
+            write(105, 11_500),
+            write(106, 11_800),
+            ack(106, 13_000),
+        ];
+        events.extend(read_resps_damaged(100, 4, 2_000, 884, 102));
+        events.extend(read_resps(102, 2, 7_500, 884));
         events.sort_by_key(|e| e.meta.ts_ns);
         let r = run_timed(&events);
         let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
