@@ -169,9 +169,10 @@ const STRAGGLERS: u8 = 2;
 const NAK_QUIET_NS: u64 = 1_000_000;
 
 /// The least time from a PSN sequence NAK passing the capture point to a resend it caused:
-/// the NAK still travels to the requester, whose HCA turns it round, and the resend travels
-/// back. A resend sooner than this was sent before the NAK reached the requester.
-const NAK_TURN_NS: u64 = 500;
+/// the NAK still travels to the requester, whose HCA takes it in and schedules the resend, and
+/// the resend travels back (an HCA's receive and send pipelines alone take about a
+/// microsecond). A resend sooner than this was sent before the NAK reached the requester.
+const NAK_TURN_NS: u64 = 1_000;
 
 /// How far an input file may begin before the latest packet of the files before it and still
 /// continue their capture (timestamps taken on several CPUs, at the boundary of ring files),
@@ -6363,36 +6364,43 @@ pub(crate) mod tests {
     /// READ 100 asks for four responses and the writes after it lose 105 (damaged). Response
     /// 102 comes damaged, so the requester reads again from 102 and resends 104 and 105. The
     /// responder's NAK of 105, held behind its READ responses, passes the capture point 100 ns
-    /// before that resend of 105, which the requester sent before the NAK reached it; the NAK
-    /// then sends it back to 105 once more. That pass is the NAK's, no timer's (a sweep of
-    /// damaged IB captures read it as a retry after a timeout).
+    /// (or 900 ns) before that resend of 105, which the requester sent before the NAK reached
+    /// it; the NAK then sends it back to 105 once more. That pass is the NAK's, no timer's
+    /// (sweeps of damaged captures read it as a retry after a timeout).
     #[test]
     fn a_resend_sooner_than_a_nak_can_turn_round_leaves_the_nak_pending() {
-        let mut events = vec![
-            read_req(100, 4_096, 0),
-            write(104, 300),
-            damaged(write(105, 600)),
-            write(106, 900),
-            read_req(102, 2_048, 6_000),
-            write(104, 6_300),
-            nak(105, 6_500),
-            write(105, 6_600),
-            write(106, 6_900),
-            write(105, 11_500),
-            write(106, 11_800),
-            ack(106, 13_000),
-        ];
-        events.extend(read_resps_damaged(100, 4, 2_000, 884, 102));
-        events.extend(read_resps(102, 2, 7_500, 884));
-        events.sort_by_key(|e| e.meta.ts_ns);
-        let r = run_timed(&events);
-        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
-        assert_eq!((f.counters.timeouts, f.timeouts_in_a_row), (0, 0));
-        let t = &f.retransmission_triggers;
-        assert_eq!(
-            (t.nak, t.timeout, t.unknown, t.read_response_gap),
-            (0, 0, 0, 1)
-        );
+        for gap in [100, 900] {
+            let mut events = vec![
+                read_req(100, 4_096, 0),
+                write(104, 300),
+                damaged(write(105, 600)),
+                write(106, 900),
+                read_req(102, 2_048, 6_000),
+                write(104, 6_300),
+                nak(105, 7_300 - gap),
+                write(105, 7_300),
+                write(106, 7_600),
+                write(105, 12_000),
+                write(106, 12_300),
+                ack(106, 13_500),
+            ];
+            events.extend(read_resps_damaged(100, 4, 2_000, 884, 102));
+            events.extend(read_resps(102, 2, 7_500, 884));
+            events.sort_by_key(|e| e.meta.ts_ns);
+            let r = run_timed(&events);
+            let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+            let t = &f.retransmission_triggers;
+            assert_eq!(
+                (f.counters.timeouts, f.timeouts_in_a_row),
+                (0, 0),
+                "{gap} ns"
+            );
+            assert_eq!(
+                (t.nak, t.timeout, t.unknown, t.read_response_gap),
+                (0, 0, 0, 1),
+                "{gap} ns"
+            );
+        }
     }
 
     /// 105 is lost; the NAK's pass resends 105–110, and 105 comes damaged again, so the
