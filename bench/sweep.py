@@ -69,8 +69,8 @@ that session's first binary / its last; `--by-time`: records in time order):
     -n 200  --seed 4911 --corrupt 0.001,0.05 --doubled 5000 --by-time    - / 0
     -n 200  --seed 4912 --doubled 300 --by-time                          - / 0
 Added in session 50, with the floor on a NAK's turn-round (failures with that session's first
-binary / its last; the 28 sweeps above that it ran again, 27,100 cases, failed as before but
-for 4914's case and 4503's, now matched):
+binary / its last; the 25 sweeps above that it ran again, 25,100 cases, some with fewer cases
+than listed, failed as before, but for 4503's case, now matched):
     -n 600  --seed 4914 --corrupt 0.01,0.10 --snaplens                   1 / 0
     -n 1500 --seed 5001 --corrupt 0.001,0.10                             - / 0
     -n 1000 --seed 5002 --corrupt 0.01,0.10 --links 10G,25G --snaplens   - / 0
