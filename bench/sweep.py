@@ -74,6 +74,9 @@ than listed, failed as before, but for 4503's case, now matched):
     -n 600  --seed 4914 --corrupt 0.01,0.10 --snaplens                   1 / 0
     -n 1500 --seed 5001 --corrupt 0.001,0.10                             - / 0
     -n 1000 --seed 5002 --corrupt 0.01,0.10 --links 10G,25G --snaplens   - / 0
+  and with the go-back to a READ read again serving the NAK beyond it (4704's case now matched):
+    -n 1000 --seed 5003 --corrupt 0.05,0.15 --scenarios lossy,mixed      - / 2 (both as before)
+    -n 1000 --seed 5004 --corrupt 0.01,0.10 --links 10G --scenarios mixed,lossy,clean  - / 1 (as before)
 """
 import argparse
 import concurrent.futures as cf

@@ -3972,9 +3972,27 @@ impl Analyzer {
                         if named {
                             rq.nak_psn_since = None;
                         }
-                        if rq.naks_since_pass > 0 && !below_nak {
+                        // A go-back within the burst to a READ read again, below a pending NAK's
+                        // PSN, that comes after the NAK could turn round: the requester went back
+                        // to the READ still waiting for responses on the NAK (as Linux rxe does,
+                        // `check_psn`: `COMPST_ERROR_RETRY`). That pass serves the NAK, though it
+                        // need not resend the PSN the NAK named (the responder may have it by
+                        // then).
+                        let nak_back = below_nak
+                            && rq.in_retx
+                            && rq
+                                .last_nak_at
+                                .is_some_and(|n| ts.saturating_sub(n) >= NAK_TURN_NS);
+                        if rq.naks_since_pass > 0 && (!below_nak || nak_back) {
                             rq.naks_since_pass -= 1;
                             rq.timeouts_in_row = 0;
+                            if nak_back {
+                                if rq.naks_queued > 0 {
+                                    rq.naks_queued -= 1;
+                                } else {
+                                    rq.pending = None;
+                                }
+                            }
                             // A pass that goes back within a burst, after the RNR NAK's timer
                             // (not the capture's late copy of a packet), serves that RNR NAK as
                             // the burst's next pass: none is left to be a later burst's trigger.
@@ -6401,6 +6419,49 @@ pub(crate) mod tests {
                 "{gap} ns"
             );
         }
+    }
+
+    /// READ 100 asks for four responses and the writes after it lose 105 (damaged). Response
+    /// 101 comes damaged, so the requester reads again from 101 and resends 104–106. The
+    /// responder's NAK of 105, held behind its READ responses, comes after that pass resent
+    /// 105; it sends the requester back to the READ it still reads, which it asks again 3 µs
+    /// later, then resends 104 until the ACK of 106 (the responder had 105 from the first
+    /// pass) stops it. That pass serves the NAK, though it never resends 105. 108 is lost
+    /// later and the requester's ACK timer (32 µs) resends it: a timeout's pass, not the
+    /// NAK's (a sweep read it as the NAK's, which stayed pending).
+    #[test]
+    fn a_go_back_to_a_read_read_again_serves_the_nak_beyond_it() {
+        let mut events = vec![
+            read_req(100, 4_096, 0),
+            write(104, 300),
+            damaged(write(105, 600)),
+            write(106, 900),
+            read_req(101, 3_072, 5_000),
+            write(104, 5_300),
+            write(105, 5_600),
+            write(106, 5_900),
+            nak(105, 6_000),
+            read_req(101, 3_072, 9_000),
+            write(104, 9_300),
+            ack(106, 10_000),
+            write(107, 20_000),
+            damaged(write(108, 20_300)),
+            ack(107, 22_000),
+            write(108, 60_300),
+            ack(108, 62_000),
+        ];
+        events.extend(read_resps_damaged(100, 4, 2_000, 884, 101));
+        events.extend(read_resps(101, 3, 7_000, 884));
+        events.extend(read_resps(101, 3, 11_000, 884));
+        events.sort_by_key(|e| e.meta.ts_ns);
+        let r = run_timed(&events);
+        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
+        assert_eq!((f.counters.timeouts, f.timeouts_in_a_row), (1, 1));
+        let t = &f.retransmission_triggers;
+        assert_eq!(
+            (t.nak, t.timeout, t.unknown, t.read_response_gap),
+            (0, 1, 0, 1)
+        );
     }
 
     /// 105 is lost; the NAK's pass resends 105–110, and 105 comes damaged again, so the
