@@ -77,6 +77,10 @@ than listed, failed as before, but for 4503's case, now matched):
   and with the go-back to a READ read again serving the NAK beyond it (4704's case now matched):
     -n 1000 --seed 5003 --corrupt 0.05,0.15 --scenarios lossy,mixed      - / 2 (both as before)
     -n 1000 --seed 5004 --corrupt 0.01,0.10 --links 10G --scenarios mixed,lossy,clean  - / 1 (as before)
+  and with the answers' lags tried for copies (`late.rs`), captures held twice:
+    -n 300  --seed 4909 --corrupt 0.001,0.05 --doubled 300 --by-time     6 / 0
+    -n 200  --seed 4910 --corrupt 0.01,0.10 --doubled 1000 --by-time     2 / 0
+    -n 200  --seed 5005 --corrupt 0.001,0.05 --doubled 700 --by-time     - / 0
 """
 import argparse
 import concurrent.futures as cf
