@@ -6368,15 +6368,31 @@ pub(crate) mod tests {
                 }
             }));
         }
+        assert_eq!(retries_of_0x50(events), ((0, 0), (0, 0, 0, 1)));
+    }
+
+    /// QP 0x50's retries when `events` are analysed in the order of their times: its
+    /// timeouts and most retries in a row, and its bursts' triggers (NAK, timeout, unknown,
+    /// READ response gap).
+    fn retries_of_0x50(mut events: Vec<Event>) -> ((u64, u64), (u64, u64, u64, u64)) {
         events.sort_by_key(|e| e.meta.ts_ns);
         let r = run_timed(&events);
         let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
-        assert_eq!((f.counters.timeouts, f.timeouts_in_a_row), (0, 0));
         let t = &f.retransmission_triggers;
-        assert_eq!(
+        (
+            (f.counters.timeouts, f.timeouts_in_a_row),
             (t.nak, t.timeout, t.unknown, t.read_response_gap),
-            (0, 0, 0, 1)
-        );
+        )
+    }
+
+    /// READ 100 for four responses (100–103) and writes 104–106 after it, 105 damaged.
+    fn read_and_105_lost() -> Vec<Event> {
+        vec![
+            read_req(100, 4_096, 0),
+            write(104, 300),
+            damaged(write(105, 600)),
+            write(106, 900),
+        ]
     }
 
     /// READ 100 asks for four responses and the writes after it lose 105 (damaged). Response
@@ -6388,11 +6404,8 @@ pub(crate) mod tests {
     #[test]
     fn a_resend_sooner_than_a_nak_can_turn_round_leaves_the_nak_pending() {
         for gap in [100, 900] {
-            let mut events = vec![
-                read_req(100, 4_096, 0),
-                write(104, 300),
-                damaged(write(105, 600)),
-                write(106, 900),
+            let mut events = read_and_105_lost();
+            events.extend([
                 read_req(102, 2_048, 6_000),
                 write(104, 6_300),
                 nak(105, 7_300 - gap),
@@ -6401,23 +6414,10 @@ pub(crate) mod tests {
                 write(105, 12_000),
                 write(106, 12_300),
                 ack(106, 13_500),
-            ];
+            ]);
             events.extend(read_resps_damaged(100, 4, 2_000, 884, 102));
             events.extend(read_resps(102, 2, 7_500, 884));
-            events.sort_by_key(|e| e.meta.ts_ns);
-            let r = run_timed(&events);
-            let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
-            let t = &f.retransmission_triggers;
-            assert_eq!(
-                (f.counters.timeouts, f.timeouts_in_a_row),
-                (0, 0),
-                "{gap} ns"
-            );
-            assert_eq!(
-                (t.nak, t.timeout, t.unknown, t.read_response_gap),
-                (0, 0, 0, 1),
-                "{gap} ns"
-            );
+            assert_eq!(retries_of_0x50(events), ((0, 0), (0, 0, 0, 1)), "{gap} ns");
         }
     }
 
@@ -6431,11 +6431,8 @@ pub(crate) mod tests {
     /// NAK's (a sweep read it as the NAK's, which stayed pending).
     #[test]
     fn a_go_back_to_a_read_read_again_serves_the_nak_beyond_it() {
-        let mut events = vec![
-            read_req(100, 4_096, 0),
-            write(104, 300),
-            damaged(write(105, 600)),
-            write(106, 900),
+        let mut events = read_and_105_lost();
+        events.extend([
             read_req(101, 3_072, 5_000),
             write(104, 5_300),
             write(105, 5_600),
@@ -6449,19 +6446,11 @@ pub(crate) mod tests {
             ack(107, 22_000),
             write(108, 60_300),
             ack(108, 62_000),
-        ];
+        ]);
         events.extend(read_resps_damaged(100, 4, 2_000, 884, 101));
         events.extend(read_resps(101, 3, 7_000, 884));
         events.extend(read_resps(101, 3, 11_000, 884));
-        events.sort_by_key(|e| e.meta.ts_ns);
-        let r = run_timed(&events);
-        let f = r.flows.iter().find(|f| f.dest_qp == 0x50).unwrap();
-        assert_eq!((f.counters.timeouts, f.timeouts_in_a_row), (1, 1));
-        let t = &f.retransmission_triggers;
-        assert_eq!(
-            (t.nak, t.timeout, t.unknown, t.read_response_gap),
-            (0, 1, 0, 1)
-        );
+        assert_eq!(retries_of_0x50(events), ((1, 1), (0, 1, 0, 1)));
     }
 
     /// 105 is lost; the NAK's pass resends 105–110, and 105 comes damaged again, so the
