@@ -229,7 +229,7 @@ impl LateCopies {
     /// came at are tried too: a connection never answered resends its requests a timeout
     /// apart, and with their copies those resends can make more pairs than every packet's
     /// copy, while answers are sent once. (Tried on a part of the sample, other lags than the
-    /// commonest may fit by chance: the second commonest, PFC frames sent again at a steady
+    /// commonest may fit by chance: the third commonest, PFC frames sent again at a steady
     /// interval, did in a capture that held every frame twice.)
     fn decide(&mut self, force: bool) -> bool {
         let done = force || self.sample.len() >= SAMPLE;
