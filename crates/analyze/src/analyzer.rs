@@ -1671,6 +1671,13 @@ impl Req {
         None
     }
 
+    /// Whether a resend at `ts` can be the last NAK's doing: at least [`NAK_TURN_NS`] after
+    /// it, or no NAK's time is known.
+    fn nak_turned(&self, ts: u64) -> bool {
+        self.last_nak_at
+            .is_none_or(|n| ts.saturating_sub(n) >= NAK_TURN_NS)
+    }
+
     /// The PSN the last PSN sequence NAK named, once a NAK came (before any, `nak_psn` is no
     /// NAK's).
     fn nak_named(&self) -> Option<u32> {
@@ -3978,11 +3985,7 @@ impl Analyzer {
                         // `check_psn`: `COMPST_ERROR_RETRY`). That pass serves the NAK, though it
                         // need not resend the PSN the NAK named (the responder may have it by
                         // then).
-                        let nak_back = below_nak
-                            && rq.in_retx
-                            && rq
-                                .last_nak_at
-                                .is_some_and(|n| ts.saturating_sub(n) >= NAK_TURN_NS);
+                        let nak_back = below_nak && rq.in_retx && rq.nak_turned(ts);
                         if rq.naks_since_pass > 0 && (!below_nak || nak_back) {
                             rq.naks_since_pass -= 1;
                             rq.timeouts_in_row = 0;
@@ -4037,9 +4040,7 @@ impl Analyzer {
                     if rq.in_retx
                         && rq.pending == Some(Trigger::Nak)
                         && bth.psn == rq.nak_psn
-                        && rq
-                            .last_nak_at
-                            .is_none_or(|n| ts.saturating_sub(n) >= NAK_TURN_NS)
+                        && rq.nak_turned(ts)
                     {
                         let served = rq.naks_queued + u8::from(!pass);
                         rq.naks_since_pass = rq.naks_since_pass.saturating_sub(served);
