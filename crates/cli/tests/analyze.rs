@@ -567,6 +567,29 @@ fn retries_never_answered_while_the_responder_is_heard_are_timeouts() {
     assert!(!with_code(&r, "transport.retry_exceeded").is_empty());
 }
 
+/// A requester retries seven times in a row after ACK timeouts, and the seventh pass goes on to
+/// new requests: its QP did not run out of retries (it fails only at a timeout after its last
+/// one), so neither the truth nor `analyze` has `transport.retry_exceeded` (a sweep over random
+/// options found the truth expecting it from the seven alone).
+#[test]
+fn seven_retries_that_go_on_to_new_requests_exceed_nothing() {
+    let opts = [
+        "--seed",
+        "81866953",
+        "--link",
+        "100G",
+        "--corrupt-rate",
+        "0.1409",
+    ];
+    let r = matches_truth("lossy-seven-retries", "lossy", 34324, &opts);
+    let most = r["flows"].as_array().unwrap().iter();
+    assert_eq!(
+        most.filter_map(|f| f["timeouts_in_a_row"].as_u64()).max(),
+        Some(7)
+    );
+    assert!(with_code(&r, "transport.retry_exceeded").is_empty());
+}
+
 /// A REJ captured just before `gen` stops (its 1,000th frame) is read by `analyze`, so the truth
 /// has it too although the capture ends before it reaches the requester (a sweep over random
 /// options found it).

@@ -194,10 +194,7 @@ pub fn expected_findings(
             })
             .map_or(7, |c| u64::from(c.retry_count))
     };
-    if t.flows
-        .iter()
-        .any(|x| x.timeouts_in_a_row >= retry_count(x))
-    {
+    if t.flows.iter().any(|x| x.stuck_retries >= retry_count(x)) {
         f.push("transport.retry_exceeded");
     }
     // A requester's RNR retry count: its CM connection's REP's, as the capture tells it (7:

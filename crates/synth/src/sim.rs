@@ -470,6 +470,9 @@ struct FlowState {
     /// Timeout retransmission bursts since the last response, and the most of them.
     timeouts_in_row: u64,
     timeouts_in_a_row: u64,
+    /// The most `timeouts_in_row` since the flow's last new request: at its end, the retries
+    /// its requester may have run out of (it sends nothing new after the last one).
+    retries_since_new: u64,
     /// RNR NAKs since the last other response, and the most of them.
     rnr_in_row: u64,
     rnr_naks_in_a_row: u64,
@@ -961,6 +964,7 @@ impl<'s> Sim<'s> {
             let class = f.psns.see(psn, n);
             if class == PsnClass::New {
                 f.in_retx = false;
+                f.retries_since_new = 0;
             } else if class == PsnClass::GapFilled && t.late {
                 // Reordered, not lost, and not a retransmission.
                 f.counters.gap_filled_packets += 1;
@@ -994,6 +998,7 @@ impl<'s> Sim<'s> {
                 } else if shown {
                     f.timeouts_in_row += 1;
                     f.timeouts_in_a_row = f.timeouts_in_a_row.max(f.timeouts_in_row);
+                    f.retries_since_new = f.retries_since_new.max(f.timeouts_in_row);
                 }
             }
             if let Some(cause) = t.retx {
@@ -1196,6 +1201,7 @@ impl<'s> Sim<'s> {
                 dest_qp: qp,
                 transport: f.transport,
                 timeouts_in_a_row: f.timeouts_in_a_row,
+                stuck_retries: f.retries_since_new,
                 rnr_naks_in_a_row: f.rnr_naks_in_a_row,
                 first_copy_payload_bytes: f.first_copy_payload,
                 counters: f.counters,

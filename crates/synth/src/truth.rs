@@ -6,6 +6,11 @@ use std::collections::BTreeMap;
 use rdmascope_wire::bth::psn_diff;
 use serde::Serialize;
 
+/// For `skip_serializing_if`: a counter left out of the file while it is 0.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// NAKs by code.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct Naks {
@@ -108,6 +113,11 @@ pub struct FlowTruth {
     pub transport: String,
     /// The most retransmission bursts after ACK timeouts with no response between them.
     pub timeouts_in_a_row: u64,
+    /// The most of those bursts in a row after which the requester sent no new request before
+    /// the capture ended: the retries it ran out of (a QP out of retries sends nothing more),
+    /// which `transport.retry_exceeded` needs. Not in the file when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub stuck_retries: u64,
     /// The most RNR NAKs this (requester) flow got with no other response between them.
     pub rnr_naks_in_a_row: u64,
     /// The payload of first copies: every packet's but a CNP's and a request's or READ
