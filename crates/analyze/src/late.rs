@@ -25,10 +25,14 @@ use rdmascope_wire::macctl::MacControl;
 
 /// The longest lag learnt: a mirror's copy later than this is not looked for.
 const MAX_LAG_NS: u64 = 500_000;
-/// Packets of RDMA transport the sample takes at most before it decides, and events (of any
-/// kind) it holds back from the analysis at most meanwhile.
+/// Packets of RDMA transport the sample takes before it decides: [`SAMPLE`], and more while
+/// they span less than [`SPAN_NS`] (a copy's lag must fit in the sample several times over),
+/// up to [`SAMPLE_MAX`]; and events (of any kind) it holds back from the analysis at most
+/// meanwhile.
 const SAMPLE: usize = 4096;
-const HELD: usize = 2 * SAMPLE;
+const SAMPLE_MAX: usize = 8 * SAMPLE;
+const SPAN_NS: u64 = 2 * MAX_LAG_NS;
+const HELD: usize = 2 * SAMPLE_MAX;
 /// Packets the sample needs copied, and of them at least [`MIN_SIDE`] requests and answers.
 const MIN_PAIRS: u32 = 16;
 const MIN_SIDE: u32 = 2;
@@ -183,12 +187,12 @@ impl LateCopies {
     ) -> Option<usize> {
         self.file = file;
         for (i, e) in events.iter().enumerate() {
-            if self.sample.len() >= SAMPLE || self.held.len() >= HELD {
+            if self.whole() || self.held.len() >= HELD {
                 self.decide(true);
                 return Some(i);
             }
             if self.held.capacity() == 0 {
-                self.held.reserve_exact(HELD);
+                self.held.reserve_exact(2 * SAMPLE);
             }
             if let (Some(key), Some(bth)) = (Self::key(e), e.bth) {
                 self.sample.push(Sampled {
@@ -202,6 +206,17 @@ impl LateCopies {
             self.held.push(e.clone());
         }
         self.decide(false).then_some(events.len())
+    }
+
+    /// Whether the sample has all the packets it takes: [`SAMPLE`] spanning [`SPAN_NS`], else
+    /// [`SAMPLE_MAX`].
+    fn whole(&self) -> bool {
+        let n = self.sample.len();
+        let span = || match (self.sample.first(), self.sample.last()) {
+            (Some(a), Some(b)) => b.ts.saturating_sub(a.ts),
+            _ => 0,
+        };
+        n >= SAMPLE_MAX || n >= SAMPLE && span() >= SPAN_NS
     }
 
     /// Decides with the sample so far (the input ends, or another file begins).
@@ -232,7 +247,7 @@ impl LateCopies {
     /// commonest may fit by chance: the third commonest, PFC frames sent again at a steady
     /// interval, did in a capture that held every frame twice.)
     fn decide(&mut self, force: bool) -> bool {
-        let done = force || self.sample.len() >= SAMPLE;
+        let done = force || self.whole();
         if !done && self.sample.len() < (4 * self.tried).max(4 * MIN_PAIRS as usize) {
             return false;
         }
@@ -423,9 +438,14 @@ mod tests {
 
     /// `n` requests 500 ns apart from node 1, each answered by an ACK from node 2 1 µs later.
     fn exchange(n: u32) -> Vec<Event> {
+        exchange_every(n, 500)
+    }
+
+    /// `n` requests `gap` ns apart from node 1, each answered by an ACK from node 2 1 µs later.
+    fn exchange_every(n: u32, gap: u64) -> Vec<Event> {
         (0..n)
             .flat_map(|i| {
-                let ts = 1_000_000 + u64::from(i) * 500;
+                let ts = 1_000_000 + u64::from(i) * gap;
                 [
                     rc(1, 2, 0x10, 0x0a, i, ts),
                     rc(2, 1, 0x20, 0x11, i, ts + 1_000),
@@ -506,6 +526,18 @@ mod tests {
             v
         };
         assert_eq!(copies, want);
+    }
+
+    /// Held twice 100 µs apart, with a packet every 12.5 ns: the first 4,096 packets span
+    /// 26 µs, too little of the lag to show it, so the sample goes on (until it spans 1 ms, or
+    /// holds 32,768 packets).
+    #[test]
+    fn copies_later_than_the_first_packets_span_are_found() {
+        let once = exchange_every(8_000, 25);
+        let twice = held_twice(&once, 100_000);
+        let (out, on) = run(&twice);
+        assert!(on);
+        assert_eq!(out.iter().filter(|o| o.1).count(), once.len());
     }
 
     /// Held twice 2 µs apart, sooner than any ACK timeout: found as well (in the order of
