@@ -26,18 +26,22 @@ use rdmascope_wire::macctl::MacControl;
 /// The longest lag learnt: a mirror's copy later than this is not looked for.
 const MAX_LAG_NS: u64 = 500_000;
 /// Packets of RDMA transport the sample takes before it decides: [`SAMPLE`], and more while
-/// they span less than [`SPAN_NS`] (a copy's lag must fit in the sample several times over),
+/// they span less than [`SPAN_NS`] (a copy's lag must fit in the sample with room to spare),
 /// up to [`SAMPLE_MAX`]; and events (of any kind) it holds back from the analysis at most
-/// meanwhile.
+/// meanwhile. Each packet held back delays the analysis, so the span is the longest lag
+/// looked for, not more: copies up to about 400 µs behind show in it.
 const SAMPLE: usize = 4096;
 const SAMPLE_MAX: usize = 8 * SAMPLE;
-const SPAN_NS: u64 = 2 * MAX_LAG_NS;
+const SPAN_NS: u64 = MAX_LAG_NS;
 const HELD: usize = 2 * SAMPLE_MAX;
 /// Packets the sample needs copied, and of them at least [`MIN_SIDE`] requests and answers.
 const MIN_PAIRS: u32 = 16;
 const MIN_SIDE: u32 = 2;
 /// The margin either side of the lags learnt: at least this, or half their spread.
 const MARGIN_NS: u64 = 1_000;
+
+/// No packet of the sample (see [`Sampled::prev`]).
+const NONE: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -46,12 +50,14 @@ enum Mode {
     On,
 }
 
-/// One packet of the sample: its time, its key, whether it is an answer, and under the lags
-/// tried whether it is a copy and whether a copy of it came.
+/// One packet of the sample: its time, its key, the sample's packet alike before it
+/// ([`NONE`]: none), whether it is an answer, and under the lags tried whether it is a copy and
+/// whether a copy of it came.
 #[derive(Debug, Clone, Copy)]
 struct Sampled {
     ts: u64,
     key: u64,
+    prev: u32,
     answer: bool,
     copy: bool,
     copied: bool,
@@ -74,6 +80,9 @@ pub(crate) struct LateCopies {
     /// the analysis until the decision, the input file they came from, and the sample's
     /// length when it last tried to decide (it tries again at four times that).
     sample: Vec<Sampled>,
+    /// The sample's last packet with each key, so its packets alike are found without sorting
+    /// it at each try.
+    last_of: FxHashMap<u64, u32>,
     held: Vec<Event>,
     file: u32,
     tried: usize,
@@ -96,6 +105,7 @@ impl Default for LateCopies {
         Self {
             mode: Mode::Learning,
             sample: Vec::new(),
+            last_of: FxHashMap::default(),
             held: Vec::new(),
             file: 0,
             tried: 0,
@@ -195,9 +205,11 @@ impl LateCopies {
                 self.held.reserve_exact(2 * SAMPLE);
             }
             if let (Some(key), Some(bth)) = (Self::key(e), e.bth) {
+                let i = self.sample.len() as u32;
                 self.sample.push(Sampled {
                     ts: e.meta.ts_ns,
                     key,
+                    prev: self.last_of.insert(key, i).unwrap_or(NONE),
                     answer: answer(bth.opcode),
                     copy: false,
                     copied: false,
@@ -229,6 +241,7 @@ impl LateCopies {
     /// The events held back while learning, once decided, and their input file.
     pub(crate) fn take_held(&mut self) -> (Vec<Event>, u32) {
         self.sample = Vec::new();
+        self.last_of = FxHashMap::default();
         (std::mem::take(&mut self.held), self.file)
     }
 
@@ -252,12 +265,7 @@ impl LateCopies {
             return false;
         }
         self.tried = self.sample.len();
-        // The sample's packets by key, each key's in order of their times.
-        let mut alike: Vec<u32> = (0..self.sample.len() as u32).collect();
-        alike.sort_unstable_by_key(|&i| {
-            let s = &self.sample[i as usize];
-            (s.key, s.ts, i)
-        });
+        let alike = self.alike();
         let answers = if done { &[false, true][..] } else { &[false] };
         for &answers in answers {
             let Some((lo, center, hi)) = self.commonest_lags(&alike, answers) else {
@@ -274,6 +282,27 @@ impl LateCopies {
             self.mode = Mode::Off;
         }
         done
+    }
+
+    /// The sample's packets grouped by key, each key's in order of their times (then of their
+    /// arrival).
+    fn alike(&self) -> Vec<u32> {
+        let sample = &self.sample;
+        let mut alike = Vec::with_capacity(sample.len());
+        for &last in self.last_of.values() {
+            let start = alike.len();
+            let mut j = last;
+            while j != NONE {
+                alike.push(j);
+                j = sample[j as usize].prev;
+            }
+            let group = &mut alike[start..];
+            group.reverse();
+            if !group.is_sorted_by_key(|&i| sample[i as usize].ts) {
+                group.sort_unstable_by_key(|&i| (sample[i as usize].ts, i));
+            }
+        }
+        alike
     }
 
     /// Whether the sample's packets have their copies at lags `lo..=hi` (a margin wider): each
@@ -529,8 +558,8 @@ mod tests {
     }
 
     /// Held twice 100 µs apart, with a packet every 12.5 ns: the first 4,096 packets span
-    /// 26 µs, too little of the lag to show it, so the sample goes on (until it spans 1 ms, or
-    /// holds 32,768 packets).
+    /// 26 µs, too little of the lag to show it, so the sample goes on (until it spans 500 µs,
+    /// or holds 32,768 packets).
     #[test]
     fn copies_later_than_the_first_packets_span_are_found() {
         let once = exchange_every(8_000, 25);
