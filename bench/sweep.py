@@ -81,6 +81,17 @@ than listed, failed as before, but for 4503's case, now matched):
     -n 300  --seed 4909 --corrupt 0.001,0.05 --doubled 300 --by-time     6 / 0
     -n 200  --seed 4910 --corrupt 0.01,0.10 --doubled 1000 --by-time     2 / 0
     -n 200  --seed 5005 --corrupt 0.001,0.05 --doubled 700 --by-time     - / 0
+Added in session 51 (failures with the binary before and after that session's change; the
+retry rule of `gen` and 16 losses a flow: 5003 2 -> 0 of its first 600, 5004 1 / 1 as before):
+    -n 300  --seed 5101 --corrupt 0.01,0.15 --scenarios lossy,errors,mixed,ib       - / 0
+    -n 200  --seed 5102 --corrupt 0.02,0.2 --doubled 2000 --scenarios lossy,mixed,ib  - / 0
+    -n 400  --seed 5103 --corrupt 0.05,0.2 --links 400G,200G --scenarios lossy,mixed,errors --snaplens  - / 0
+    -n 800  --seed 5104 --corrupt 0.0,0.08 --snaplens                    - / 0
+    -n 300  --seed 5105 --corrupt 0.0,0.05 --doubled 5000                - / 0
+    -n 300  --seed 5106 --duration 200,3000 --corrupt 0.0,0.1            - / 0
+  and with the copies' sample spanning up to 500 µs (4907: 22 / 0):
+    -n 200  --seed 5107 --corrupt 0.001,0.05 --doubled 200000 --by-time  25 / 0
+    -n 200  --seed 5108 --corrupt 0.001,0.05 --doubled 400000 --by-time  74 / 0
 """
 import argparse
 import concurrent.futures as cf
