@@ -92,10 +92,10 @@ retry rule of `gen` and 16 losses a flow: 5003 2 -> 0 of its first 600, 5004 1 /
   and with the copies' sample spanning up to 500 µs (4907: 22 / 0):
     -n 200  --seed 5107 --corrupt 0.001,0.05 --doubled 200000 --by-time  25 / 0
     -n 200  --seed 5108 --corrupt 0.001,0.05 --doubled 400000 --by-time  74 / 0
-  and with the final binary:
-    -n 1500 --seed 5109 --corrupt 0.001,0.12                             - / 1 (`lossy --seed
-                449319893 --link 10G --ipv6`: the requester behind a queue of about 300 µs, as
-                4702's case; it fails so with session 50's first binary too)
+  and with the binary before the late NAK's pass (`Req::late_nak_pass`) / after it:
+    -n 1500 --seed 5109 --corrupt 0.001,0.12                             1 / 0 (`lossy --seed
+                449319893 --link 10G --ipv6`: the requester behind a queue of about 300 µs; it
+                failed so with session 50's first binary too)
     -n 500  --seed 5110 --corrupt 0.05,0.15 --links 10G,25G --snaplens   - / 0
     -n 500  --seed 5111 --corrupt 0.01,0.10 --scenarios ib,errors,rnr    - / 0
     -n 300  --seed 5112 --corrupt 0.01,0.08 --doubled 50000 --by-time    - / 0

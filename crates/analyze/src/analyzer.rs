@@ -880,6 +880,15 @@ impl Lat {
             Self::Done(_) => {}
         }
     }
+    /// The least value recorded, while the samples or the histogram are kept.
+    fn min(&self) -> Option<u64> {
+        match self {
+            Self::Few(f) => f.v.iter().copied().min(),
+            Self::Live(h) => Some(h.min()),
+            Self::Done(_) | Self::Empty => None,
+        }
+    }
+
     fn summary(&self) -> Latency {
         match self {
             Self::Few(f) => summarise_few(&f.v),
@@ -1677,6 +1686,30 @@ impl Req {
     fn nak_turned(&self, ts: u64) -> bool {
         self.last_nak_at
             .is_none_or(|n| ts.saturating_sub(n) >= NAK_TURN_NS)
+    }
+
+    /// Whether a burst that begins at `psn` at `ts`, with no NAK pending, is the pass of the
+    /// last PSN sequence NAK, which reached the requester late (behind a queue from the
+    /// capture point to it; a burst under way resent `psn` meanwhile, taken to serve it): that
+    /// NAK named `psn` within [`Req::nak_window`], and `psn` was last sent less than a quarter
+    /// of the flow's shortest wait before a timeout's resend ago, too soon for its ACK timer.
+    #[cold]
+    fn late_nak_pass(&self, psn: u32, ts: u64) -> bool {
+        let Some(shortest) = self.s.timeout_wait.min() else {
+            return false;
+        };
+        let named = self.nak_named() == Some(psn)
+            && self
+                .last_nak_at
+                .is_some_and(|n| ts.saturating_sub(n) < self.nak_window());
+        let n = (self.seen_n as usize).min(SEEN);
+        let newest = self.seen_n.wrapping_sub(1) as usize;
+        // `seen`'s newest is this resend.
+        let sent = (1..n)
+            .map(|k| self.seen[newest.wrapping_sub(k) % SEEN])
+            .find(|&(p, ..)| p & PSN_BITS == psn)
+            .map(|(_, t, _)| t);
+        named && sent.is_some_and(|t| ts.saturating_sub(t).saturating_mul(4) < shortest)
     }
 
     /// The PSN the last PSN sequence NAK named, once a NAK came (before any, `nak_psn` is no
@@ -3951,6 +3984,12 @@ impl Analyzer {
                 // A re-read from below every pending NAK's PSN is the re-read's pass: it serves
                 // no NAK and leaves them pending (a NAK's pass starts at the PSN it names).
                 let below_nak = reread && rq.pending == Some(Trigger::Nak) && below_low;
+                let late_nak = class == Class::Retransmitted
+                    && !rq.in_retx
+                    && rq.pending.is_none()
+                    && shown
+                    && !reread
+                    && rq.late_nak_pass(bth.psn, ts);
                 if class == Class::Retransmitted {
                     rq.s.retx += 1;
                     rq.resends
@@ -4013,6 +4052,10 @@ impl Analyzer {
                             // burst, at once, to the PSN it named is its pass, no timer's. The
                             // requester has an answer: its retries begin again.
                             rq.nak_set_aside = false;
+                            rq.timeouts_in_row = 0;
+                        } else if late_nak {
+                            // The late NAK's pass (see `Req::late_nak_pass`): the requester has
+                            // an answer, its retries begin again.
                             rq.timeouts_in_row = 0;
                         } else if shown && !reread && !(named && rq.in_retx) {
                             // A retry after an ACK timeout; with nothing from the responder's
@@ -4112,6 +4155,7 @@ impl Analyzer {
                         }
                         Some(Trigger::Rnr) => rq.s.triggers.rnr += 1,
                         None if reread => rq.s.triggers.read_response_gap += 1,
+                        None if late_nak => rq.s.triggers.nak += 1,
                         None if shown => {
                             rq.s.triggers.timeout += 1;
                             // A pass that begins with a gap fill (the retry count above
@@ -6421,6 +6465,38 @@ pub(crate) mod tests {
             events.extend(read_resps(102, 2, 7_500, 884));
             assert_eq!(retries_of_0x50(events), ((0, 0), (0, 0, 0, 1)), "{gap} ns");
         }
+    }
+
+    /// A requester behind a queue 290 µs deep from the capture point, whose ACK timer runs
+    /// out after about 250–300 µs (2 is resent after 300 µs). Write 4 is lost and the
+    /// responder NAKs it; 249 µs later the requester's timer resends 3–8 (a timeout: the NAK
+    /// has not reached it), which serves the NAK as the capture sees it; 40 µs after that
+    /// resend of 4 the NAK reaches the requester, which goes back to 4. No ACK timer runs out
+    /// that soon: that pass is the late NAK's, no third timeout (a sweep at 10 Gb/s read it
+    /// as one).
+    #[test]
+    fn a_pass_back_to_a_late_nak_s_psn_too_soon_for_a_timer_is_the_nak_s() {
+        let mut events = vec![
+            write(1, 0),
+            damaged(write(2, 300)),
+            ack(1, 1_000),
+            write(2, 300_300),
+            ack(2, 301_000),
+        ];
+        events.extend((3..=8).map(|p| {
+            let w = write(p, 400_000 + u64::from(p - 3) * 300);
+            if p == 4 {
+                damaged(w)
+            } else {
+                w
+            }
+        }));
+        events.push(nak(4, 401_000));
+        events.extend((3..=9).map(|p| write(p, 650_000 + u64::from(p - 3) * 300)));
+        events.push(ack(9, 652_500));
+        events.extend((4..=9).map(|p| write(p, 690_600 + u64::from(p - 4) * 300)));
+        events.push(ack(9, 692_500));
+        assert_eq!(retries_of_0x50(events), ((2, 1), (1, 2, 0, 0)));
     }
 
     /// READ 100 asks for four responses and the writes after it lose 105 (damaged). Response
