@@ -99,6 +99,8 @@ retry rule of `gen` and 16 losses a flow: 5003 2 -> 0 of its first 600, 5004 1 /
     -n 500  --seed 5110 --corrupt 0.05,0.15 --links 10G,25G --snaplens   - / 0
     -n 500  --seed 5111 --corrupt 0.01,0.10 --scenarios ib,errors,rnr    - / 0
     -n 300  --seed 5112 --corrupt 0.01,0.08 --doubled 50000 --by-time    - / 0
+    -n 100  --seed 5113 --corrupt 0.001,0.05 --doubled 300000 --by-time  - / 0
+    and 4706, 4811, 4812, 4814, 4801, 4901, 4902, 4904, 4906, 4908, 4911, 5005 again: 0
 """
 import argparse
 import concurrent.futures as cf
