@@ -1642,17 +1642,23 @@ impl Req {
     /// was last sent before (still in `seen`, or the first of the last pass) or from the last
     /// ACK that acknowledged waiting requests, if later.
     fn timed_out(&mut self, psn: u32, ts: u64) {
-        let n = (self.seen_n as usize).min(SEEN);
-        let newest = self.seen_n.wrapping_sub(1) as usize;
-        let seen = (1..n)
-            .map(|k| self.seen[newest.wrapping_sub(k) % SEEN])
-            .find(|&(p, ..)| p & PSN_BITS == psn)
-            .map(|(_, t, _)| t);
+        let seen = self.sent_before_newest(psn);
         let pass = self.last_pass.filter(|&(p, _)| p == psn).map(|(_, t)| t);
         if let Some(sent) = seen.max(pass) {
             let wait = ts.saturating_sub(sent.max(self.progress_at));
             record(&mut self.s.timeout_wait, wait);
         }
+    }
+
+    /// When `psn` was last sent before the newest request in `seen` (the one being read), if
+    /// still there.
+    fn sent_before_newest(&self, psn: u32) -> Option<u64> {
+        let n = (self.seen_n as usize).min(SEEN);
+        let newest = self.seen_n.wrapping_sub(1) as usize;
+        (1..n)
+            .map(|k| self.seen[newest.wrapping_sub(k) % SEEN])
+            .find(|&(p, ..)| p & PSN_BITS == psn)
+            .map(|(_, t, _)| t)
     }
 
     fn open_message(&mut self, payload: u64, op: Operation) {
@@ -1702,14 +1708,11 @@ impl Req {
             && self
                 .last_nak_at
                 .is_some_and(|n| ts.saturating_sub(n) < self.nak_window());
-        let n = (self.seen_n as usize).min(SEEN);
-        let newest = self.seen_n.wrapping_sub(1) as usize;
         // `seen`'s newest is this resend.
-        let sent = (1..n)
-            .map(|k| self.seen[newest.wrapping_sub(k) % SEEN])
-            .find(|&(p, ..)| p & PSN_BITS == psn)
-            .map(|(_, t, _)| t);
-        named && sent.is_some_and(|t| ts.saturating_sub(t).saturating_mul(4) < shortest)
+        named
+            && self
+                .sent_before_newest(psn)
+                .is_some_and(|t| ts.saturating_sub(t).saturating_mul(4) < shortest)
     }
 
     /// The PSN the last PSN sequence NAK named, once a NAK came (before any, `nak_psn` is no
