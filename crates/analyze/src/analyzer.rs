@@ -397,11 +397,17 @@ struct Pace {
 impl Pace {
     /// How long after the last the next may come at the pace of the one before (`u64::MAX`
     /// without one): a requester that sends at a rate (a rate limit, a slow link) waits each
-    /// packet's length over that rate.
-    fn gap(&self) -> u64 {
+    /// packet's length over that rate. With timestamps in units of `unit` ns the two came up
+    /// to a unit less or more apart than they read (two in one microsecond read as at once),
+    /// so this is the least and the most it may be.
+    fn gaps(&self, unit: u64) -> (u64, u64) {
+        let u = unit.max(1) - 1;
         match (self.at[1].checked_sub(self.at[0]), u64::from(self.lens[0])) {
-            (Some(d), before) if before > 0 => d.saturating_mul(u64::from(self.lens[1])) / before,
-            _ => u64::MAX,
+            (Some(d), before) if before > 0 => {
+                let at = |d: u64| d.saturating_mul(u64::from(self.lens[1])) / before;
+                (at(d.saturating_sub(u)), at(d + u))
+            }
+            _ => (u64::MAX, u64::MAX),
         }
     }
 }
@@ -731,6 +737,8 @@ pub struct Batch {
     totals: Totals,
     /// The index of the input file the packets came from.
     file: u32,
+    /// That file's timestamp unit in nanoseconds (0 taken as 1).
+    ts_unit: u64,
 }
 
 impl Batch {
@@ -740,9 +748,11 @@ impl Batch {
         self.totals = Totals::default();
     }
 
-    /// Marks the packets as coming from input file `i` (of [`Config::files`]).
-    pub fn set_file(&mut self, i: u32) {
+    /// Marks the packets as coming from input file `i` (of [`Config::files`]), whose
+    /// timestamps count in units of `unit_ns` (1,000 in a classic pcap file of microseconds).
+    pub fn set_file(&mut self, i: u32, unit_ns: u64) {
         self.file = i;
+        self.ts_unit = unit_ns;
     }
 
     /// Decodes one captured frame (see [`Event::decode`]) onto the end of the batch.
@@ -2631,6 +2641,8 @@ pub struct Analyzer {
     /// in the flow): most packets belong to a few busy flows.
     cache: Vec<u32>,
     by_pair: HashMap<(Node, Node), PairFlows>,
+    /// The coarsest timestamp unit of the input files, in ns (see [`Batch::set_file`]).
+    pub(crate) ts_unit: u64,
     pub(crate) cm: Vec<CmConn>,
     cm_index: HashMap<(Node, u32), usize>,
     /// Scans of a node pair's flows for a requester (tests hold them to a few a flow).
@@ -3023,6 +3035,7 @@ impl Analyzer {
         Self {
             link_bps: cfg.link_bps,
             link_forced: cfg.link_bps.is_some(),
+            ts_unit: 1,
             flows: Vec::new(),
             index: FlowIndex::default(),
             cache: vec![0; FLOW_CACHE],
@@ -3198,6 +3211,7 @@ impl Analyzer {
 
     /// Feeds a [`Batch`] of packets, in order.
     pub fn feed(&mut self, batch: &Batch) {
+        self.ts_unit = self.ts_unit.max(batch.ts_unit);
         self.feed_from(batch.file, &batch.totals, batch.events());
     }
 
@@ -3532,7 +3546,8 @@ impl Analyzer {
                 // Before the connection's first answer: whether the responder's node sends to
                 // the requester's in the capture, answers not cut (a NAK would show).
                 let heard = || cut == 0 && pairs.contains_key(&(nodes.1, nodes.0));
-                if Self::request(fl, &mut self.tl, e, bth, info, held_twice, heard) {
+                let tl = (&mut self.tl, self.ts_unit);
+                if Self::request(fl, tl, e, bth, info, held_twice, heard) {
                     self.duplicate(fi, m.number);
                 }
                 if first {
@@ -3794,7 +3809,8 @@ impl Analyzer {
         }
     }
 
-    /// A request packet of flow `fl` (`tl`: the timeline, for retransmissions; `doubled`: whether
+    /// A request packet of flow `fl` (`tl`: the timeline, for retransmissions, and `unit`: the
+    /// capture's timestamp unit in ns; `doubled`: whether
     /// the capture is known to hold packets twice, set here too once the flow had
     /// [`EARLY_DOUBLED`] early passes that began with an acknowledged PSN, and whether it had
     /// as many early passes, set here). True when it is the capture's second copy of a packet
@@ -3803,7 +3819,7 @@ impl Analyzer {
     #[inline(always)]
     fn request(
         fl: &mut FlowState,
-        tl: &mut Timeline,
+        (tl, unit): (&mut Timeline, u64),
         e: &Event,
         bth: Bth,
         info: &OpInfo,
@@ -3978,11 +3994,12 @@ impl Analyzer {
                 // timer ran out, the READ partly answered).
                 let reread = reread == Some(true)
                     && (ts.saturating_sub(rq.read_response_at) < DUP_NS || {
+                        // Timestamps of `unit` ns: the quiet may be up to a unit shorter.
                         let pace = rq.pace();
-                        let gap = pace.gap();
-                        gap <= ACT_NS
-                            && quiet(rq) <= gap + gap / 4
-                            && pace.at[1] + gap >= rq.read_response_at
+                        let (lo, hi) = pace.gaps(unit);
+                        lo <= ACT_NS
+                            && quiet(rq).saturating_sub(unit - 1) <= hi.saturating_add(hi / 4)
+                            && pace.at[1].saturating_add(hi) >= rq.read_response_at
                     });
                 // A re-read from below every pending NAK's PSN is the re-read's pass: it serves
                 // no NAK and leaves them pending (a NAK's pass starts at the PSN it names).
@@ -4554,6 +4571,11 @@ impl Analyzer {
         // send before it, or after it if no send is remembered, is answered after the run).
         // The last before the alike answers tells the resent READ, the earliest such READ
         // those PSNs name.
+        // What came after a send at `t`: from `t + 1`, or from `t` itself when timestamps count
+        // in coarser units than ns (what came in the same microsecond may have come after);
+        // and what came before one at `t`: before `t`, or up to `t` itself.
+        let next = u64::from(self.ts_unit == 1);
+        let same = 1 - next;
         let n = (rs.answers_n as usize).min(ANSWERS);
         let last = rs.read_sender.as_deref().and_then(|r| r.last).unwrap_or(0);
         let current = [ReadRun::new(rs.read_run, rs.read_first, last)];
@@ -4568,7 +4590,7 @@ impl Analyzer {
             .chain(runs.flat_map(|r| {
                 let after = rq
                     .sent_before(r.first, r.sent_by)
-                    .map_or(r.sent_by, |t| (t + 1).min(r.sent_by));
+                    .map_or(r.sent_by, |t| (t + next).min(r.sent_by));
                 [r.first, r.last].map(|p| (r.end, p, r.sent_by, after))
             }));
         // A re-read's responses between the earliest alike answer and this one put this one
@@ -4576,11 +4598,11 @@ impl Analyzer {
         for bound in [earliest, ts] {
             let before = reads
                 .clone()
-                .filter(|&(a, ..)| a > 0 && a < bound && bound - a < DUP_NS);
+                .filter(|&(a, ..)| a > 0 && a < bound + same && bound - a < DUP_NS);
             let newest = before.clone().map(|(a, ..)| a).max();
             if let Some(s) = before
                 .filter(|&(a, ..)| Some(a) == newest)
-                .map(|(_, p, by, after)| r.read_of(p, by).map_or(after, |s| (s + 1).min(after)))
+                .map(|(_, p, by, after)| r.read_of(p, by).map_or(after, |s| (s + next).min(after)))
                 .min()
             {
                 from = from.min(s);

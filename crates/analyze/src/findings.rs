@@ -1443,11 +1443,12 @@ fn findings(
         );
     }
     // `by_port` is in the order of `a.pfc`; a port's full pause is at its own link's speed.
+    // Timestamps in coarser units than ns may lengthen an episode by almost a unit.
     let storms: Vec<(&report::PfcPort, &PfcState)> = pfc
         .by_port
         .iter()
         .zip(a.pfc.values())
-        .filter(|(_, s)| s.longest > 2 * s.full_ns)
+        .filter(|(_, s)| s.longest > 2 * s.full_ns + (a.ts_unit - 1))
         .collect();
     if !storms.is_empty() {
         push(

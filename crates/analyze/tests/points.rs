@@ -245,7 +245,7 @@ fn report_files(files: &[Vec<Event>]) -> Value {
     let mut n = 0;
     for (i, evs) in files.iter().enumerate() {
         let mut b = Batch::default();
-        b.set_file(i as u32);
+        b.set_file(i as u32, 1);
         for e in evs {
             n += 1;
             let mut e = e.clone();

@@ -229,6 +229,16 @@ impl CaptureReader {
         &self.interfaces
     }
 
+    /// The coarsest timestamp unit of the interfaces read so far, in nanoseconds (1 for
+    /// nanosecond timestamps, 1,000 for classic pcap's microseconds).
+    pub fn ts_unit_ns(&self) -> u64 {
+        self.interfaces
+            .iter()
+            .map(|i| 1_000_000_000 / i.ts_per_sec.clamp(1, 1_000_000_000))
+            .max()
+            .unwrap_or(1)
+    }
+
     /// The name given when opening.
     pub fn path(&self) -> &str {
         &self.path
@@ -962,7 +972,7 @@ mod tests {
     }
 
     /// Every classic pcap variant (both byte orders, µs and ns magics) reads the same records,
-    /// in chunks as one by one.
+    /// in chunks as one by one, and tells its timestamp unit.
     #[test]
     fn pcap_variants_read_in_chunks() {
         for (big, nano) in [(false, false), (false, true), (true, false), (true, true)] {
@@ -1010,6 +1020,7 @@ mod tests {
                 })
                 .collect();
             assert_eq!(got, want, "big endian {big}, nanoseconds {nano}");
+            assert_eq!(r.ts_unit_ns(), unit);
             assert!(!r.next_chunk(&mut chunk, 100, 1 << 16).unwrap());
         }
     }

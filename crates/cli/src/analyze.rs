@@ -75,9 +75,9 @@ struct Source<'a> {
 }
 
 impl Source<'_> {
-    /// Fills `chunk` with the next records: its turn, the number of its first packet and the
-    /// index of its file.
-    fn take(&mut self, chunk: &mut Chunk) -> Result<Option<(u64, u64, u32)>> {
+    /// Fills `chunk` with the next records: its turn, the number of its first packet, the
+    /// index of its file and the file's timestamp unit in nanoseconds.
+    fn take(&mut self, chunk: &mut Chunk) -> Result<Option<(u64, u64, u32, u64)>> {
         while !self.stop {
             let r = match &mut self.reader {
                 Some(r) => r,
@@ -92,7 +92,7 @@ impl Source<'_> {
             };
             match r.next_chunk(chunk, CHUNK_RECORDS, CHUNK_BYTES) {
                 Ok(true) => {
-                    let turn = (self.chunks, self.packets + 1, self.file);
+                    let turn = (self.chunks, self.packets + 1, self.file, r.ts_unit_ns());
                     self.chunks += 1;
                     self.packets += chunk.len() as u64;
                     return Ok(Some(turn));
@@ -195,15 +195,15 @@ pub fn analyze_files(
     let changed = Condvar::new();
     // Batches published so far (bumped under the `batches` lock), for spinning without it.
     let published = AtomicU64::new(0);
-    let take = |chunk: &mut Chunk| -> Result<Option<(u64, u64, u32)>> {
+    let take = |chunk: &mut Chunk| -> Result<Option<(u64, u64, u32, u64)>> {
         let mut s = lock(&source);
         let r = s.take(chunk);
         s.stop |= r.is_err();
         r
     };
-    let decode = |chunk: &Chunk, first: u64, file: u32, batch: &mut Batch| {
+    let decode = |chunk: &Chunk, (first, file, unit): (u64, u32, u64), batch: &mut Batch| {
         batch.clear();
-        batch.set_file(file);
+        batch.set_file(file, unit);
         for (i, rec) in chunk.records().enumerate() {
             if interface.is_some_and(|id| rec.if_id != id) {
                 continue;
@@ -247,7 +247,7 @@ pub fn analyze_files(
     let decoder = || -> Result<()> {
         let mut leave = leave(true);
         let mut chunk = Chunk::default();
-        while let Some((turn, first, file)) = take(&mut chunk)? {
+        while let Some((turn, first, file, unit)) = take(&mut chunk)? {
             let mut batch = {
                 let mut b = lock(&batches);
                 loop {
@@ -260,7 +260,7 @@ pub fn analyze_files(
                     b = Batches::wait(b, &changed);
                 }
             };
-            decode(&chunk, first, file, &mut batch);
+            decode(&chunk, (first, file, unit), &mut batch);
             // Published under the lock, where a waiting analyser checks.
             let mut b = lock(&batches);
             b.ready.insert(turn, batch);
@@ -313,9 +313,9 @@ pub fn analyze_files(
             // Nothing decoded is waiting: decode the next chunk here rather than idle.
             if !waiting && !read_all {
                 match take(&mut chunk)? {
-                    Some((turn, first, file)) => {
+                    Some((turn, first, file, unit)) => {
                         let mut batch = lock(&batches).spare.pop_front().unwrap_or_default();
-                        decode(&chunk, first, file, &mut batch);
+                        decode(&chunk, (first, file, unit), &mut batch);
                         if turn == next {
                             an.feed(&batch);
                             next += 1;

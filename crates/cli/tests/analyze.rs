@@ -102,6 +102,61 @@ fn matches_truth(name: &str, scenario: &str, n: u32, extra: &[&str]) -> Value {
     r
 }
 
+/// Classic pcap file `ns` (little-endian, nanoseconds, as `gen` writes) written again to `us`
+/// in microseconds, as `tcpdump` writes by default: each record's fraction of a second cut to
+/// whole microseconds.
+fn in_microseconds(ns: &std::path::Path, us: &std::path::Path) {
+    let b = std::fs::read(ns).unwrap();
+    assert_eq!(
+        b[..4],
+        0xa1b2_3c4d_u32.to_le_bytes(),
+        "a pcap file of nanoseconds"
+    );
+    let mut out = 0xa1b2_c3d4_u32.to_le_bytes().to_vec();
+    out.extend(&b[4..24]);
+    let mut at = 24;
+    while at + 16 <= b.len() {
+        let word = |i: usize| u32::from_le_bytes(b[at + i..at + i + 4].try_into().unwrap());
+        let (frac, len) = (word(4), word(8) as usize);
+        out.extend(&b[at..at + 4]);
+        out.extend((frac / 1000).to_le_bytes());
+        out.extend(&b[at + 8..at + 16 + len]);
+        at += 16 + len;
+    }
+    std::fs::write(us, out).unwrap();
+}
+
+/// [`matches_truth`] of a capture at `link` written in microseconds ([`in_microseconds`]; the
+/// link speed given, as classic pcap keeps none): the same counters and findings. Only the
+/// pause time may differ, by less than a microsecond at each end of an episode.
+fn matches_truth_in_microseconds(
+    name: &str,
+    scenario: &str,
+    n: u32,
+    link: &str,
+    extra: &[&str],
+) -> Value {
+    let d = tmp();
+    let truth = d.join(format!("{name}.json"));
+    let opts = [&["--truth", truth.to_str().unwrap(), "--link", link], extra].concat();
+    let ns = generated_with(&d, &format!("{name}.pcap"), scenario, n, &opts);
+    let us = d.join(format!("{name}-us.pcap"));
+    in_microseconds(&ns, &us);
+    let mut t: Value = serde_json::from_str(&std::fs::read_to_string(&truth).unwrap()).unwrap();
+    let r = analyze(&us, &["--link-speed", link]);
+    let pause = |v: &Value| v["pfc"]["pause_ns_total"].as_u64().unwrap();
+    let episodes = t["pfc"]["pause_episodes"].as_u64().unwrap();
+    assert!(
+        pause(&r).abs_diff(pause(&t)) < 2_000 * episodes.max(1),
+        "{name}: pause time {} against {}",
+        pause(&r),
+        pause(&t)
+    );
+    t["pfc"]["pause_ns_total"] = r["pfc"]["pause_ns_total"].clone();
+    compare(name, &t, &r);
+    r
+}
+
 /// The findings of `report` whose code is `code`.
 fn with_code<'a>(report: &'a Value, code: &str) -> Vec<&'a Value> {
     report["findings"]
@@ -610,6 +665,54 @@ fn a_re_read_behind_many_damaged_responses_is_no_copy() {
     ];
     let r = matches_truth("lossy-400g-damaged", "lossy", 24561, &opts);
     assert!(with_code(&r, "capture.duplicates").is_empty());
+}
+
+/// In a capture of microseconds, a rate-limited requester's READ and the request after it read
+/// as sent at once, so the pace they set was 0 and its re-read after a damaged response, at
+/// that pace, read as an ACK timeout. A gap between two timestamps may be up to a unit longer
+/// or shorter than it reads (a sweep of `gen` captures written in microseconds found it).
+#[test]
+fn a_paced_re_read_in_microseconds_is_no_timeout() {
+    let opts = [
+        "--seed",
+        "153256991",
+        "--vlan",
+        "7",
+        "--pcp",
+        "5",
+        "--corrupt-rate",
+        "0.0553",
+    ];
+    let r = matches_truth_in_microseconds("misconfig-us", "misconfig", 4338, "10G", &opts);
+    assert_eq!(r["totals"]["timeouts"], 5);
+}
+
+/// In a capture of microseconds, three alike ACKs that answer three resent requests come in
+/// one microsecond, and the resends within the microsecond of the READ resent before them
+/// are after it all the same: none of the ACKs is the capture's copy.
+#[test]
+fn alike_acks_of_resends_in_one_microsecond_are_no_copies() {
+    let opts = ["--seed", "561491725", "--corrupt-rate", "0.0387"];
+    let r = matches_truth_in_microseconds("clean-us", "clean", 7896, "25G", &opts);
+    assert!(with_code(&r, "capture.duplicates").is_empty());
+}
+
+/// A PFC episode 3 ns shorter than twice a full pause at 400 Gb/s reads 113 ns longer than
+/// that in microseconds: a storm only beyond the bound by a microsecond more.
+#[test]
+fn a_pause_within_a_microsecond_of_the_storm_bound_is_no_storm() {
+    let opts = [
+        "--seed",
+        "567399932",
+        "--vlan",
+        "7",
+        "--pcp",
+        "3",
+        "--corrupt-rate",
+        "0.0259",
+    ];
+    let r = matches_truth_in_microseconds("mixed-us-400g", "mixed", 10860, "400G", &opts);
+    assert!(with_code(&r, "pfc.storm").is_empty());
 }
 
 /// A REJ captured just before `gen` stops (its 1,000th frame) is read by `analyze`, so the truth
