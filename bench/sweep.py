@@ -248,7 +248,7 @@ def split(src, stem, rng):
 
 def run(a, case):
     i, sc, opts = case
-    if a.usec or a.split:
+    if (a.usec and not a.doubled) or a.split:
         return run_rewritten(a, case)
     # pcapng keeps the link speed (`if_speed`) that PAUSE quanta are timed at; the doubling
     # rewrites classic pcap records.
@@ -262,6 +262,11 @@ def run(a, case):
     if a.doubled:
         read = os.path.join(a.work, f"c{i}-doubled.pcap")
         double(cap, read, a.doubled, a.by_time)
+        if a.usec:
+            read_us = os.path.join(a.work, f"c{i}-doubled-us.pcap")
+            in_microseconds(read, read_us)
+            os.remove(read)
+            read = read_us
     r = subprocess.run([a.bin, "analyze", "--json", read], capture_output=True)
     if r.returncode:
         return case, ["analyze failed: " + r.stderr.decode()[:300]]
@@ -336,8 +341,8 @@ def main():
     p.add_argument("--work", default="/tmp/rdmascope-sweep", help="where captures are written")
     p.add_argument("-j", type=int, default=os.cpu_count() or 2, help="cases at once")
     a = p.parse_args()
-    if a.doubled and (a.usec or a.split):
-        p.error("--doubled goes with neither --usec nor --split")
+    if a.doubled and a.split:
+        p.error("--doubled does not go with --split")
     if a.doubled:
         a.scenarios = ",".join(s for s in a.scenarios.split(",") if s != "ib")
     a.packets = a.packets or ("2000,30000" if a.doubled else "2000,40000")

@@ -1698,10 +1698,11 @@ impl Req {
     }
 
     /// Whether a resend at `ts` can be the last NAK's doing: at least [`NAK_TURN_NS`] after
-    /// it, or no NAK's time is known.
-    fn nak_turned(&self, ts: u64) -> bool {
+    /// it (as far as timestamps of `unit` ns tell: they may read up to a unit less apart), or
+    /// no NAK's time is known.
+    fn nak_turned(&self, ts: u64, unit: u64) -> bool {
         self.last_nak_at
-            .is_none_or(|n| ts.saturating_sub(n) >= NAK_TURN_NS)
+            .is_none_or(|n| ts.saturating_sub(n) + (unit - 1) >= NAK_TURN_NS)
     }
 
     /// Whether a burst that begins at `psn` at `ts`, with no NAK pending, is the pass of the
@@ -2643,6 +2644,9 @@ pub struct Analyzer {
     by_pair: HashMap<(Node, Node), PairFlows>,
     /// The coarsest timestamp unit of the input files, in ns (see [`Batch::set_file`]).
     pub(crate) ts_unit: u64,
+    /// The last timestamp read in such a file, and the time it was spread to
+    /// ([`Analyzer::spread_ties`]).
+    tie: (u64, u64),
     pub(crate) cm: Vec<CmConn>,
     cm_index: HashMap<(Node, u32), usize>,
     /// Scans of a node pair's flows for a requester (tests hold them to a few a flow).
@@ -3036,6 +3040,7 @@ impl Analyzer {
             link_bps: cfg.link_bps,
             link_forced: cfg.link_bps.is_some(),
             ts_unit: 1,
+            tie: (0, 0),
             flows: Vec::new(),
             index: FlowIndex::default(),
             cache: vec![0; FLOW_CACHE],
@@ -3209,10 +3214,34 @@ impl Analyzer {
         self.event(&Event::new(*m, f));
     }
 
-    /// Feeds a [`Batch`] of packets, in order.
-    pub fn feed(&mut self, batch: &Batch) {
+    /// Feeds a [`Batch`] of packets, in order. In a file whose timestamps count in coarser
+    /// units than ns, packets of one timestamp are first spread 1 ns apart in file order
+    /// ([`Analyzer::spread_ties`]).
+    pub fn feed(&mut self, batch: &mut Batch) {
         self.ts_unit = self.ts_unit.max(batch.ts_unit);
+        if batch.ts_unit > 1 {
+            self.spread_ties(&mut batch.events[..batch.len], batch.ts_unit);
+        }
         self.feed_from(batch.file, &batch.totals, batch.events());
+    }
+
+    /// Spreads packets that share a timestamp of `unit` ns (two in one microsecond of classic
+    /// pcap) 1 ns apart, in file order, within that unit: the capture took them in that order,
+    /// and the analysis tells what came first, what came after a resend and what before an
+    /// answer by time. A timestamp that goes back (files or interfaces merged out of order) is
+    /// left as it is.
+    fn spread_ties(&mut self, events: &mut [Event], unit: u64) {
+        let (mut raw, mut at) = self.tie;
+        for e in events {
+            let t = e.meta.ts_ns;
+            if t == raw {
+                at = (at + 1).min(raw.saturating_add(unit - 1));
+                e.meta.ts_ns = at;
+            } else {
+                (raw, at) = (t, t);
+            }
+        }
+        self.tie = (raw, at);
     }
 
     /// Feeds packets' events decoded one by one (not into a [`Batch`]), in order, as
@@ -4045,7 +4074,7 @@ impl Analyzer {
                         // `check_psn`: `COMPST_ERROR_RETRY`). That pass serves the NAK, though it
                         // need not resend the PSN the NAK named (the responder may have it by
                         // then).
-                        let nak_back = below_nak && rq.in_retx && rq.nak_turned(ts);
+                        let nak_back = below_nak && rq.in_retx && rq.nak_turned(ts, unit);
                         if rq.naks_since_pass > 0 && (!below_nak || nak_back) {
                             rq.naks_since_pass -= 1;
                             rq.timeouts_in_row = 0;
@@ -4104,7 +4133,7 @@ impl Analyzer {
                     if rq.in_retx
                         && rq.pending == Some(Trigger::Nak)
                         && bth.psn == rq.nak_psn
-                        && rq.nak_turned(ts)
+                        && rq.nak_turned(ts, unit)
                     {
                         let served = rq.naks_queued + u8::from(!pass);
                         rq.naks_since_pass = rq.naks_since_pass.saturating_sub(served);
@@ -4571,11 +4600,6 @@ impl Analyzer {
         // send before it, or after it if no send is remembered, is answered after the run).
         // The last before the alike answers tells the resent READ, the earliest such READ
         // those PSNs name.
-        // What came after a send at `t`: from `t + 1`, or from `t` itself when timestamps count
-        // in coarser units than ns (what came in the same microsecond may have come after);
-        // and what came before one at `t`: before `t`, or up to `t` itself.
-        let next = u64::from(self.ts_unit == 1);
-        let same = 1 - next;
         let n = (rs.answers_n as usize).min(ANSWERS);
         let last = rs.read_sender.as_deref().and_then(|r| r.last).unwrap_or(0);
         let current = [ReadRun::new(rs.read_run, rs.read_first, last)];
@@ -4590,7 +4614,7 @@ impl Analyzer {
             .chain(runs.flat_map(|r| {
                 let after = rq
                     .sent_before(r.first, r.sent_by)
-                    .map_or(r.sent_by, |t| (t + next).min(r.sent_by));
+                    .map_or(r.sent_by, |t| (t + 1).min(r.sent_by));
                 [r.first, r.last].map(|p| (r.end, p, r.sent_by, after))
             }));
         // A re-read's responses between the earliest alike answer and this one put this one
@@ -4598,11 +4622,11 @@ impl Analyzer {
         for bound in [earliest, ts] {
             let before = reads
                 .clone()
-                .filter(|&(a, ..)| a > 0 && a < bound + same && bound - a < DUP_NS);
+                .filter(|&(a, ..)| a > 0 && a < bound && bound - a < DUP_NS);
             let newest = before.clone().map(|(a, ..)| a).max();
             if let Some(s) = before
                 .filter(|&(a, ..)| Some(a) == newest)
-                .map(|(_, p, by, after)| r.read_of(p, by).map_or(after, |s| (s + next).min(after)))
+                .map(|(_, p, by, after)| r.read_of(p, by).map_or(after, |s| (s + 1).min(after)))
                 .min()
             {
                 from = from.min(s);
@@ -5235,6 +5259,14 @@ impl Analyzer {
     pub fn finish(mut self) -> report::Report {
         self.late_flush();
         self.end_pauses();
+        // The flows' times as the capture wrote them, not as `spread_ties` spread them.
+        let unit = self.ts_unit;
+        if unit > 1 {
+            for f in &mut self.flows {
+                f.first_ts -= f.first_ts % unit;
+                f.last_ts -= f.last_ts % unit;
+            }
+        }
         crate::findings::build(self)
     }
 
@@ -8326,7 +8358,7 @@ pub(crate) mod tests {
                     batch.decode(meta(i, fr), 1, &fr.2, fr.1, &opts);
                     i += 1;
                 }
-                fed.feed(&batch);
+                fed.feed(&mut batch);
             }
             let json = |a: Analyzer| serde_json::to_string(&a.finish()).unwrap();
             assert_eq!(json(fed), json(one), "{scenario:?}");

@@ -188,7 +188,8 @@ impl LateCopies {
     /// `answer` tells an answer's opcode (ACK, READ response) from a request's. When the
     /// sample decided whether the capture holds copies at a lag, returns how many
     /// of `events` it took: those held back are then analysed ([`LateCopies::take_held`]),
-    /// then the rest.
+    /// then the rest. It tries to decide at set lengths of the sample, wherever the batches
+    /// begin and end, so a capture reads the same in any chunks.
     pub(crate) fn learn(
         &mut self,
         events: &[Event],
@@ -204,20 +205,29 @@ impl LateCopies {
             if self.held.capacity() == 0 {
                 self.held.reserve_exact(2 * SAMPLE);
             }
+            self.held.push(e.clone());
             if let (Some(key), Some(bth)) = (Self::key(e), e.bth) {
-                let i = self.sample.len() as u32;
+                let n = self.sample.len() as u32;
                 self.sample.push(Sampled {
                     ts: e.meta.ts_ns,
                     key,
-                    prev: self.last_of.insert(key, i).unwrap_or(NONE),
+                    prev: self.last_of.insert(key, n).unwrap_or(NONE),
                     answer: answer(bth.opcode),
                     copy: false,
                     copied: false,
                 });
+                if self.sample.len() == self.next_try() && self.decide(false) {
+                    return Some(i + 1);
+                }
             }
-            self.held.push(e.clone());
         }
-        self.decide(false).then_some(events.len())
+        None
+    }
+
+    /// The sample's length at which it tries to decide next: four times the last try's, from
+    /// [`MIN_PAIRS`] times four.
+    fn next_try(&self) -> usize {
+        (4 * self.tried).max(4 * MIN_PAIRS as usize)
     }
 
     /// Whether the sample has all the packets it takes: [`SAMPLE`] spanning [`SPAN_NS`], else
@@ -261,7 +271,7 @@ impl LateCopies {
     /// interval, did in a capture that held every frame twice.)
     fn decide(&mut self, force: bool) -> bool {
         let done = force || self.whole();
-        if !done && self.sample.len() < (4 * self.tried).max(4 * MIN_PAIRS as usize) {
+        if !done && self.sample.len() < self.next_try() {
             return false;
         }
         self.tried = self.sample.len();

@@ -252,7 +252,7 @@ fn report_files(files: &[Vec<Event>]) -> Value {
             e.meta.number = n;
             b.push(e);
         }
-        a.feed(&b);
+        a.feed(&mut b);
     }
     serde_json::to_value(a.finish()).expect("report serialises")
 }

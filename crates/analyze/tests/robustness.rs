@@ -76,13 +76,13 @@ fn report(
             b.push(e);
             n += 1;
             if n == batch {
-                a.feed(&b);
+                a.feed(&mut b);
                 b.clear();
                 n = 0;
             }
         }
     }
-    a.feed(&b);
+    a.feed(&mut b);
     serde_json::to_string(&a.finish()).expect("report serialises")
 }
 

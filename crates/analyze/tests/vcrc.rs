@@ -47,7 +47,7 @@ fn analyse(frames: &[(u64, u32, Vec<u8>)]) -> Value {
         };
         b.decode(meta, linktype::ERF, d, *orig_len, &opts);
     }
-    a.feed(&b);
+    a.feed(&mut b);
     serde_json::to_value(a.finish()).expect("report serialises")
 }
 

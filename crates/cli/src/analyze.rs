@@ -304,8 +304,8 @@ pub fn analyze_files(
                 }
                 (b.ready.remove(&next), !b.ready.is_empty(), b.decoder_done)
             };
-            if let Some(batch) = batch {
-                an.feed(&batch);
+            if let Some(mut batch) = batch {
+                an.feed(&mut batch);
                 next += 1;
                 spare(batch);
                 continue;
@@ -317,7 +317,7 @@ pub fn analyze_files(
                         let mut batch = lock(&batches).spare.pop_front().unwrap_or_default();
                         decode(&chunk, (first, file, unit), &mut batch);
                         if turn == next {
-                            an.feed(&batch);
+                            an.feed(&mut batch);
                             next += 1;
                             spare(batch);
                         } else {
