@@ -971,6 +971,44 @@ mod tests {
         assert_eq!(ns_from_ticks(1 << 20, 1 << 20, 0), 1_000_000_000);
     }
 
+    /// A pcapng interface of microseconds (`if_tsresol` 6, as `dumpcap` writes by default)
+    /// reads its ticks as microseconds and tells that unit.
+    #[test]
+    fn pcapng_microseconds_tell_their_unit() {
+        let mut f = Vec::new();
+        let block = |f: &mut Vec<u8>, kind: u32, body: &[u8]| {
+            let len = (12 + body.len()) as u32;
+            f.extend(kind.to_le_bytes());
+            f.extend(len.to_le_bytes());
+            f.extend(body);
+            f.extend(len.to_le_bytes());
+        };
+        let shb = [
+            0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        ];
+        block(&mut f, 0x0a0d_0d0a, &shb);
+        // Ethernet, snaplen 65535, if_tsresol = 6, end of options.
+        let idb = [
+            1, 0, 0, 0, 0xff, 0xff, 0, 0, 9, 0, 1, 0, 6, 0, 0, 0, 0, 0, 0, 0,
+        ];
+        block(&mut f, 1, &idb);
+        let ticks: u64 = 1_767_225_600_000_123;
+        let mut epb = vec![0; 4];
+        epb.extend(((ticks >> 32) as u32).to_le_bytes());
+        epb.extend((ticks as u32).to_le_bytes());
+        epb.extend(4u32.to_le_bytes());
+        epb.extend(60u32.to_le_bytes());
+        epb.extend([1, 2, 3, 4]);
+        block(&mut f, 6, &epb);
+        let mut r =
+            CaptureReader::from_reader("t.pcapng", Box::new(std::io::Cursor::new(f))).unwrap();
+        let mut chunk = Chunk::default();
+        assert!(r.next_chunk(&mut chunk, 100, 1 << 16).unwrap());
+        let got: Vec<u64> = chunk.records().map(|x| x.ts_ns).collect();
+        assert_eq!(got, [ticks * 1000]);
+        assert_eq!(r.ts_unit_ns(), 1000);
+    }
+
     /// Every classic pcap variant (both byte orders, µs and ns magics) reads the same records,
     /// in chunks as one by one, and tells its timestamp unit.
     #[test]
