@@ -106,17 +106,26 @@ retry rule of `gen` and 16 losses a flow: 5003 2 -> 0 of its first 600, 5004 1 /
     -n 300  --seed 5112 --corrupt 0.01,0.08 --doubled 50000 --by-time    - / 0
     -n 100  --seed 5113 --corrupt 0.001,0.05 --doubled 300000 --by-time  - / 0
     and 4706, 4811, 4812, 4814, 4801, 4901, 4902, 4904, 4906, 4908, 4911, 5005 again: 0
-Added in session 52 (failures with that session's first binary / with timestamps read in their
-unit):
+Added in session 52 (failures with that session's first binary / with its last, which reads
+timestamps in their unit and spreads packets of one microsecond in file order):
     -n 600  --seed 5202 --corrupt 0.0,0.10 --snaplens --split          0 / 0
     -n 200  --seed 5203 --corrupt 0.0,0.05 --usec                      4 / 1 (fails in ns too)
     -n 800  --seed 5204 --corrupt 0.0,0.08 --usec                      19 / 1
     -n 1500 --seed 5205 --corrupt 0.001,0.10 --usec                    - / 1
     -n 800  --seed 5206 --corrupt 0.0,0.08 --snaplens --usec           - / 1
     -n 800  --seed 5207 --corrupt 0.01,0.10 --links 10G,25G --usec     - / 1
-    -n 500  --seed 5208 --corrupt 0.001,0.10 --scenarios ib --usec     - / 0
+    -n 500  --seed 5208 --corrupt 0.001,0.10 --scenarios ib --usec     - / 1
     -n 500  --seed 5209 --corrupt 0.05,0.15 --scenarios lossy,mixed,errors,reorder --usec  - / 1
-  (4 of the 6 left: a PFC episode within a microsecond above the storm bound)
+    -n 100  --seed 5210 --corrupt 0.001,0.05 --doubled 300 --usec      30 / 0
+    -n 300  --seed 5211 --corrupt 0.001,0.05 --doubled 2000 --usec     - / 1
+    -n 300  --seed 5212 --corrupt 0.01,0.10 --doubled 300 --usec       - / 1
+    -n 200  --seed 5213 --corrupt 0.001,0.05 --doubled 20000 --by-time --usec   - / 26 (a resend
+                and a copy at the lag in one microsecond: off by 1-7 resends of thousands)
+    -n 200  --seed 5214 --corrupt 0.001,0.05 --doubled 100000 --by-time --usec  - / 3
+    -n 300  --seed 5215 --doubled 300 --usec                           - / 0
+  (of 5203-5209's 7: 4 a PFC episode within a microsecond above the storm bound, 3
+  `timeouts_in_a_row` 1 for 0) and 4706, 4811, 4813, 4909, 4910, 5005, 4816, 4907, 5108, 4903
+  again with the last binary (the copies' sample now decides at set lengths): 0
 """
 import argparse
 import concurrent.futures as cf
