@@ -405,7 +405,7 @@ impl Pace {
         match (self.at[1].checked_sub(self.at[0]), u64::from(self.lens[0])) {
             (Some(d), before) if before > 0 => {
                 let at = |d: u64| d.saturating_mul(u64::from(self.lens[1])) / before;
-                (at(d.saturating_sub(u)), at(d + u))
+                (at(d.saturating_sub(u)), at(d.saturating_add(u)))
             }
             _ => (u64::MAX, u64::MAX),
         }
@@ -1702,7 +1702,7 @@ impl Req {
     /// no NAK's time is known.
     fn nak_turned(&self, ts: u64, unit: u64) -> bool {
         self.last_nak_at
-            .is_none_or(|n| ts.saturating_sub(n) + (unit - 1) >= NAK_TURN_NS)
+            .is_none_or(|n| ts.saturating_sub(n).saturating_add(unit - 1) >= NAK_TURN_NS)
     }
 
     /// Whether a burst that begins at `psn` at `ts`, with no NAK pending, is the pass of the
@@ -3235,7 +3235,7 @@ impl Analyzer {
         for e in events {
             let t = e.meta.ts_ns;
             if t == raw {
-                at = (at + 1).min(raw.saturating_add(unit - 1));
+                at = at.saturating_add(1).min(raw.saturating_add(unit - 1));
                 e.meta.ts_ns = at;
             } else {
                 (raw, at) = (t, t);

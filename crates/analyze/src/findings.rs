@@ -1448,7 +1448,7 @@ fn findings(
         .by_port
         .iter()
         .zip(a.pfc.values())
-        .filter(|(_, s)| s.longest > 2 * s.full_ns + (a.ts_unit - 1))
+        .filter(|(_, s)| s.longest > (2 * s.full_ns).saturating_add(a.ts_unit - 1))
         .collect();
     if !storms.is_empty() {
         push(

@@ -54,12 +54,12 @@ static FRAMES: LazyLock<Vec<Rec>> = LazyLock::new(|| {
     all.0
 });
 
-/// Runs `events` through a fresh analyser (one by one, or as batches of `batch` events) and
-/// returns the report's JSON.
+/// Runs `events` through a fresh analyser (one by one, or as batches of `batch` events from a
+/// file whose timestamps count in units of `unit` ns) and returns the report's JSON.
 fn report(
     events: impl Iterator<Item = Event>,
     link: Option<u64>,
-    batch: usize,
+    (batch, unit): (usize, u64),
     max_flows: Option<usize>,
 ) -> String {
     let mut a = Analyzer::new(Config {
@@ -68,6 +68,7 @@ fn report(
         max_flows,
     });
     let mut b = Batch::default();
+    b.set_file(0, unit);
     let mut n = 0;
     for e in events {
         if batch == 0 {
@@ -114,6 +115,7 @@ proptest! {
         link in prop_oneof![Just(None), Just(Some(1)), Just(Some(u64::MAX)), (1u64..1 << 40).prop_map(Some)],
         no_crc in any::<bool>(),
         batch in prop_oneof![Just(0usize), 1usize..64],
+        unit in prop_oneof![Just(1u64), Just(1000), Just(1_000_000_000), any::<u64>()],
         max_flows in prop_oneof![Just(None), (0usize..8).prop_map(Some)],
     ) {
         let all = &*FRAMES;
@@ -147,7 +149,7 @@ proptest! {
             };
             Event::decode(meta, *link, d, *orig, &opts)
         });
-        report(events, link, batch, max_flows);
+        report(events, link, (batch, unit), max_flows);
     }
 
     /// Events with any values: every opcode, PSNs at the wrap, AETH syndromes and MSNs that
@@ -166,6 +168,7 @@ proptest! {
         ),
         link in prop_oneof![Just(None), Just(Some(1)), Just(Some(u64::MAX)), (1u64..1 << 40).prop_map(Some)],
         batch in prop_oneof![Just(0usize), 1usize..64],
+        unit in prop_oneof![Just(1u64), Just(1000), Just(1_000_000_000), any::<u64>()],
         max_flows in prop_oneof![Just(None), (0usize..8).prop_map(Some)],
     ) {
         const NODES: [Node; 6] = [
@@ -238,6 +241,34 @@ proptest! {
             }
             e
         });
-        report(events, link, batch, max_flows);
+        report(events, link, (batch, unit), max_flows);
+    }
+}
+
+/// Packets of a file of coarse timestamps (microseconds, seconds, any unit) at the top of the
+/// clock, or jumping between its ends: spreading the ties, the requester's pace, a NAK's
+/// turn-round and the storm bound never overflow.
+#[test]
+fn coarse_timestamps_at_the_clock_s_ends_never_overflow() {
+    let opts = DecodeOptions::default();
+    for unit in [1000, 1_000_000_000, u64::MAX] {
+        for ends in [false, true] {
+            let events = FRAMES
+                .iter()
+                .take(3000)
+                .enumerate()
+                .map(|(n, (link, orig, _, d))| {
+                    let ts = if ends && n % 3 == 1 { 0 } else { u64::MAX };
+                    let meta = PacketMeta {
+                        number: n as u64 + 1,
+                        ts_ns: ts,
+                        orig_len: *orig,
+                        if_id: 0,
+                        if_speed: None,
+                    };
+                    Event::decode(meta, *link, d, *orig, &opts)
+                });
+            report(events, None, (64, unit), None);
+        }
     }
 }
