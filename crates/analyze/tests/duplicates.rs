@@ -60,6 +60,19 @@ fn doubled_by(evs: &[Event], lag: u64) -> Vec<Event> {
         .collect()
 }
 
+/// The events of `gen`'s `scenario` with `seed`, `packets` frames and `rate` of its RDMA
+/// packets damaged before the capture point (at 100 Gb/s, uncut).
+fn damaged_events(scenario: Scenario, seed: u64, packets: u64, rate: f64) -> Vec<Event> {
+    let o = GenOptions {
+        scenario,
+        packets: Some(packets),
+        seed,
+        corrupt_rate: rate,
+        ..GenOptions::default()
+    };
+    generated_events(&o, usize::MAX)
+}
+
 /// The transport's counters of a counters object (totals or a flow).
 fn transport(c: &Value) -> Vec<(&'static str, Value)> {
     common::TRANSPORT_COUNTERS
@@ -420,14 +433,7 @@ fn damaged_captures_held_twice_read_as_held_once() {
         (311_419_722, 25_739, 0.0439, 4_000),
         (367_444_989, 22_897, 0.0478, 5_000),
     ] {
-        let o = GenOptions {
-            scenario: Scenario::Clean,
-            packets: Some(packets),
-            seed,
-            corrupt_rate: rate,
-            ..GenOptions::default()
-        };
-        let evs = generated_events(&o, usize::MAX);
+        let evs = damaged_events(Scenario::Clean, seed, packets, rate);
         let (once, twice) = (report(&evs), rules(&doubled_by(&evs, lag)));
         let name = format!("seed {seed}, {lag} ns");
         assert_eq!(
@@ -488,14 +494,7 @@ fn copies_in_the_microsecond_of_their_frames_read_as_held_once() {
         (Scenario::Lossy, 1_054_916_739, 17_579, 0.0478),
         (Scenario::Mixed, 753_860_015, 22_670, 0.0077),
     ] {
-        let o = GenOptions {
-            scenario,
-            packets: Some(packets),
-            seed,
-            corrupt_rate: rate,
-            ..GenOptions::default()
-        };
-        let evs = generated_events(&o, usize::MAX);
+        let evs = damaged_events(scenario, seed, packets, rate);
         let (once, twice) = (
             in_microseconds(&evs),
             in_microseconds(&doubled_by(&evs, LAG)),
@@ -561,14 +560,7 @@ fn damaged_captures_held_twice_10_us_apart_read_as_held_once() {
         (Scenario::Mixed, 140_130_930, 8_776, 0.0300, false),
         (Scenario::Mixed, 635_886_593, 23_984, 0.0352, true),
     ] {
-        let o = GenOptions {
-            scenario,
-            packets: Some(packets),
-            seed,
-            corrupt_rate: rate,
-            ..GenOptions::default()
-        };
-        let evs = generated_events(&o, usize::MAX);
+        let evs = damaged_events(scenario, seed, packets, rate);
         let twice = if by_time {
             trailed(&evs, 10_000)
         } else {
@@ -586,14 +578,8 @@ fn damaged_captures_held_twice_10_us_apart_read_as_held_once() {
 /// were not in chunks of 1,900 (in microseconds, 94 more resends then).
 #[test]
 fn a_capture_held_twice_reads_the_same_in_any_chunks() {
-    let o = GenOptions {
-        scenario: Scenario::Lossy,
-        packets: Some(17_579),
-        seed: 1_054_916_739,
-        corrupt_rate: 0.0478,
-        ..GenOptions::default()
-    };
-    let evs = doubled_by(&generated_events(&o, usize::MAX), LAG);
+    let evs = damaged_events(Scenario::Lossy, 1_054_916_739, 17_579, 0.0478);
+    let evs = doubled_by(&evs, LAG);
     for unit in [1, 1000] {
         let reports: Vec<String> = [230, 1900, evs.len()]
             .into_iter()
