@@ -109,7 +109,8 @@ retry rule of `gen` and 16 losses a flow: 5003 2 -> 0 of its first 600, 5004 1 /
 Added in session 52 (failures with that session's first binary / with its last, which reads
 timestamps in their unit and spreads packets of one microsecond in file order):
     -n 600  --seed 5202 --corrupt 0.0,0.10 --snaplens --split          0 / 0
-    -n 200  --seed 5203 --corrupt 0.0,0.05 --usec                      4 / 1 (fails in ns too)
+    -n 200  --seed 5203 --corrupt 0.0,0.05 --usec                      4 / 1 (failed in ns too;
+                0 once a READ response gap's pass past the READ is no timer's retry)
     -n 800  --seed 5204 --corrupt 0.0,0.08 --usec                      19 / 1
     -n 1500 --seed 5205 --corrupt 0.001,0.10 --usec                    - / 1
     -n 800  --seed 5206 --corrupt 0.0,0.08 --snaplens --usec           - / 1

@@ -1697,6 +1697,25 @@ impl Req {
         None
     }
 
+    /// Whether a go-back at `ts` to `psn` within a burst, no NAK pending, is the pass a READ
+    /// response gap began: a response found lost (damaged or skipped) since the last pass
+    /// began, less than [`ACT_NS`] before, below `psn`. The requester goes back to the READ
+    /// (IBTA §9.7.5.1.2), or past it when the responses it lacked came meanwhile (answers to
+    /// that READ asked twice): no timer's retry.
+    fn read_gap_pass(&self, psn: u32, ts: u64) -> bool {
+        self.in_retx
+            && self.pending.is_none()
+            && self
+                .read_lost
+                .as_deref()
+                .and_then(Lost::newest)
+                .is_some_and(|(p, at)| {
+                    psn_diff(psn, p) > 0
+                        && self.last_pass.is_none_or(|(_, t)| at >= t)
+                        && ts.saturating_sub(at) < ACT_NS
+                })
+    }
+
     /// Whether a resend at `ts` can be the last NAK's doing: at least [`NAK_TURN_NS`] after
     /// it (as far as timestamps of `unit` ns tell: they may read up to a unit less apart), or
     /// no NAK's time is known.
@@ -4106,6 +4125,9 @@ impl Analyzer {
                             // The late NAK's pass (see `Req::late_nak_pass`): the requester has
                             // an answer, its retries begin again.
                             rq.timeouts_in_row = 0;
+                        } else if rq.read_gap_pass(bth.psn, ts) {
+                            // A READ response gap's pass: the requester found responses
+                            // missing, no timer ran out.
                         } else if shown && !reread && !(named && rq.in_retx) {
                             // A retry after an ACK timeout; with nothing from the responder's
                             // node in the capture yet it may be the capture's copy that came

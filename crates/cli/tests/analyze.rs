@@ -667,6 +667,32 @@ fn a_re_read_behind_many_damaged_responses_is_no_copy() {
     assert!(with_code(&r, "capture.duplicates").is_empty());
 }
 
+/// A READ asked twice is answered twice; a response of the first answer came damaged, and the
+/// second answer brought it before the requester's go-back reached the READ, so the pass
+/// begins past it, 1.7 µs after the gap showed. That is the READ response gap's pass, no
+/// timer's retry: the truth has no timeout in a row on that flow, and neither has the report
+/// (a sweep found it counted one).
+#[test]
+fn a_go_back_past_a_read_answered_again_is_no_timer_retry() {
+    let opts = [
+        "--seed",
+        "48849334",
+        "--link",
+        "200G",
+        "--corrupt-rate",
+        "0.0163",
+    ];
+    let r = matches_truth("misconfig-read-gap", "misconfig", 37578, &opts);
+    let flow = r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["src"] == "10.0.0.38" && f["dst"] == "10.0.0.39" && f["dest_qp"] == 2888);
+    let flow = flow.expect("the flow of the READ asked twice");
+    assert_eq!(flow["retransmitted_packets"], 1000);
+    assert_eq!(flow["timeouts_in_a_row"], 0);
+}
+
 /// In a capture of microseconds, a rate-limited requester's READ and the request after it read
 /// as sent at once, so the pace they set was 0 and its re-read after a damaged response, at
 /// that pace, read as an ACK timeout. A gap between two timestamps may be up to a unit longer
