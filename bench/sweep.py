@@ -127,6 +127,9 @@ timestamps in their unit and spreads packets of one microsecond in file order):
   (of 5203-5209's 7: 4 a PFC episode within a microsecond above the storm bound, 3
   `timeouts_in_a_row` 1 for 0) and 4706, 4811, 4813, 4909, 4910, 5005, 4816, 4907, 5108, 4903
   again with the last binary (the copies' sample now decides at set lengths): 0
+  and with a READ response gap's pass past the READ no timer's retry: 5109, 4801, 5003, 5111,
+  4534, 4521, 4704, 4707, 4811 (held twice) 0; 5004 and 4702 1 each (the deep-queue cases, as
+  before); 5203-5209 --usec as above, but 5203 0
 """
 import argparse
 import concurrent.futures as cf
