@@ -1700,8 +1700,8 @@ impl Req {
     /// Whether a go-back at `ts` to `psn` within a burst, no NAK pending, is the pass a READ
     /// response gap began: a response found lost (damaged or skipped) since the last pass
     /// began, less than [`ACT_NS`] before, below `psn`. The requester goes back to the READ
-    /// (IBTA §9.7.5.1.2), or past it when the responses it lacked came meanwhile (answers to
-    /// that READ asked twice): no timer's retry.
+    /// to ask again for what it lacks, or past it when the responses it lacked came meanwhile
+    /// (answers to that READ asked twice): no timer's retry.
     fn read_gap_pass(&self, psn: u32, ts: u64) -> bool {
         self.in_retx
             && self.pending.is_none()
