@@ -130,6 +130,8 @@ timestamps in their unit and spreads packets of one microsecond in file order):
   and with a READ response gap's pass past the READ no timer's retry: 5109, 4801, 5003, 5111,
   4534, 4521, 4704, 4707, 4811 (held twice) 0; 5004 and 4702 1 each (the deep-queue cases, as
   before); 5203-5209 --usec as above, but 5203 0
+  and with a resend in its NAK's microsecond serving no NAK: 5204 1, 5208 0, 5207 1, 5203 0,
+  5209 1 (--usec), 5210 0, 5212 1 (--usec --doubled)
 """
 import argparse
 import concurrent.futures as cf

@@ -1717,11 +1717,14 @@ impl Req {
     }
 
     /// Whether a resend at `ts` can be the last NAK's doing: at least [`NAK_TURN_NS`] after
-    /// it (as far as timestamps of `unit` ns tell: they may read up to a unit less apart), or
-    /// no NAK's time is known.
+    /// it, or no NAK's time is known. With timestamps of `unit` ns, as far as they tell: the
+    /// two came up to a unit more apart than the units they were stamped in (two in one
+    /// microsecond, less than one apart, however [`Analyzer::spread_ties`] spread them).
     fn nak_turned(&self, ts: u64, unit: u64) -> bool {
-        self.last_nak_at
-            .is_none_or(|n| ts.saturating_sub(n).saturating_add(unit - 1) >= NAK_TURN_NS)
+        let stamp = |t: u64| t - t % unit;
+        self.last_nak_at.is_none_or(|n| {
+            stamp(ts).saturating_sub(stamp(n)).saturating_add(unit - 1) >= NAK_TURN_NS
+        })
     }
 
     /// Whether a burst that begins at `psn` at `ts`, with no NAK pending, is the pass of the

@@ -713,6 +713,22 @@ fn a_paced_re_read_in_microseconds_is_no_timeout() {
     assert_eq!(r["totals"]["timeouts"], 5);
 }
 
+/// In a capture of microseconds, a resend 735 ns after a NAK shares its microsecond: it left
+/// the requester before the NAK could reach it (a NAK turns round in a microsecond at least),
+/// however far apart the two are spread within it, and the NAK's own pass comes later, no
+/// timer's retry (a sweep in microseconds found it read as one).
+#[test]
+fn a_resend_in_its_nak_s_microsecond_serves_no_nak() {
+    let opts = ["--seed", "550900271", "--corrupt-rate", "0.0609"];
+    let r = matches_truth_in_microseconds("ib-us", "ib", 35484, "10G", &opts);
+    let flow = r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["src"] == "lid:49" && f["dst"] == "lid:50" && f["dest_qp"] == 4744);
+    assert_eq!(flow.expect("the flow NAKed")["timeouts_in_a_row"], 0);
+}
+
 /// In a capture of microseconds, three alike ACKs that answer three resent requests come in
 /// one microsecond, and the resends within the microsecond of the READ resent before them
 /// are after it all the same: none of the ACKs is the capture's copy.
