@@ -412,6 +412,12 @@ impl Pace {
     }
 }
 
+/// Time `t` as a capture stamped it in units of `unit` ns, before [`Analyzer::spread_ties`]
+/// spread the packets of one unit 1 ns apart.
+fn stamped(t: u64, unit: u64) -> u64 {
+    t - t % unit
+}
+
 /// The bit of a time in [`Resp::answers`] that says its copy came.
 const ANSWER_COPIED: u64 = 1 << 63;
 
@@ -1721,9 +1727,11 @@ impl Req {
     /// two came up to a unit more apart than the units they were stamped in (two in one
     /// microsecond, less than one apart, however [`Analyzer::spread_ties`] spread them).
     fn nak_turned(&self, ts: u64, unit: u64) -> bool {
-        let stamp = |t: u64| t - t % unit;
         self.last_nak_at.is_none_or(|n| {
-            stamp(ts).saturating_sub(stamp(n)).saturating_add(unit - 1) >= NAK_TURN_NS
+            stamped(ts, unit)
+                .saturating_sub(stamped(n, unit))
+                .saturating_add(unit - 1)
+                >= NAK_TURN_NS
         })
     }
 
@@ -5288,8 +5296,8 @@ impl Analyzer {
         let unit = self.ts_unit;
         if unit > 1 {
             for f in &mut self.flows {
-                f.first_ts -= f.first_ts % unit;
-                f.last_ts -= f.last_ts % unit;
+                f.first_ts = stamped(f.first_ts, unit);
+                f.last_ts = stamped(f.last_ts, unit);
             }
         }
         crate::findings::build(self)
