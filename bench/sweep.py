@@ -132,6 +132,14 @@ timestamps in their unit and spreads packets of one microsecond in file order):
   before); 5203-5209 --usec as above, but 5203 0
   and with a resend in its NAK's microsecond serving no NAK: 5204 1, 5208 0, 5207 1, 5203 0,
   5209 1 (--usec), 5210 0, 5212 1 (--usec --doubled)
+Added in session 53 (no analysis change; the binary of session 52's last commit):
+    -n 1500 --seed 5301 --corrupt 0.001,0.10 --snaplens --split        0
+    -n 1500 --seed 5302 --corrupt 0.001,0.12 --links 10G,25G,200G,400G 0
+    -n 400  --seed 5303 --corrupt 0.001,0.08 --usec --snaplens         0
+    -n 300  --seed 5304 --corrupt 0.001,0.06 --doubled 700             0
+    -n 600  --seed 5305 --corrupt 0.01,0.15 --scenarios ib --snaplens  0
+    -n 200  --seed 5306 --corrupt 0.001,0.05 --doubled 3000 --by-time  0
+    -n 300  --seed 5307 --corrupt 0,0.08 --duration 300,8000           0
 """
 import argparse
 import concurrent.futures as cf
