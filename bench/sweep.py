@@ -140,6 +140,17 @@ Added in session 53 (no analysis change; the binary of session 52's last commit)
     -n 600  --seed 5305 --corrupt 0.01,0.15 --scenarios ib --snaplens  0
     -n 200  --seed 5306 --corrupt 0.001,0.05 --doubled 3000 --by-time  0
     -n 300  --seed 5307 --corrupt 0,0.08 --duration 300,8000           0
+Added in session 55 (no analysis change; the binary of 97b1e53):
+    -n 2000 --seed 5501 --corrupt 0.001,0.10                           0
+    -n 1000 --seed 5502 --corrupt 0.001,0.08 --snaplens                0
+    -n 1000 --seed 5503 --corrupt 0.001,0.10 --scenarios ib            0
+    -n 1000 --seed 5504 --corrupt 0.01,0.08 --links 10G,25G            0
+    -n 600  --seed 5505 --corrupt 0.001,0.08 --usec                    1 (`mixed --seed 307738662
+                --link 400G --packets 12819 --corrupt-rate 0.0214`: an episode about 240 ns
+                above the storm bound in microseconds, about 700 ns above it in the truth)
+    -n 300  --seed 5506 --corrupt 0.001,0.05 --doubled 1500            0
+    -n 600  --seed 5507 --corrupt 0.0,0.10 --split --snaplens          0
+    -n 400  --seed 5508 --corrupt 0.001,0.10 --duration 300,10000      0
 """
 import argparse
 import concurrent.futures as cf
