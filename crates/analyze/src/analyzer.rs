@@ -100,7 +100,7 @@ pub struct Config {
 }
 
 /// Flows analysed one by one unless [`Config::max_flows`] says otherwise: 262,144 one-packet
-/// request flows peak at about 750 MB of RSS (2.9 KB a flow, most of it the `Req` box).
+/// request flows peak at about 790 MB of RSS (3.0 KB a flow, most of it the `Req` box).
 pub const DEFAULT_MAX_FLOWS: usize = 1 << 18;
 
 /// Candidate flows that requester searches may examine before any packet is fed, and per packet
@@ -2361,8 +2361,6 @@ pub(crate) struct FlowState {
     pub resp: Option<Box<Resp>>,
     /// Wire bytes per timeline bucket.
     pub tput: Series,
-    /// Packets per opcode.
-    pub opcodes: OpCounts,
     /// Packets per ECN code point and per [`IcrcStatus`], the low 32 bits (see `wide`).
     ecn: [u32; 4],
     icrc: [u32; 4],
@@ -2376,8 +2374,6 @@ pub(crate) struct FlowState {
     pub is_request_flow: bool,
     /// Connection class (index into `CLASSES`).
     pub class: u8,
-    /// The opcode word counted last ([`OpCounts::count`]).
-    op_last: u8,
     /// The kinds cited in full ([`Cited::add`]).
     cited_full: u16,
     /// The other flow of its connection, + 1 (0: none known).
@@ -2418,6 +2414,8 @@ pub(crate) struct FlowState {
     wide: Option<Box<[u64; 8]>>,
     /// The flow's requests as another capture point saw them ([`Analyzer::other_point`]).
     pub other: Option<Box<OtherPoint>>,
+    /// Packets per opcode.
+    pub opcodes: OpCounts,
 }
 
 /// A request flow's PSNs at a capture point other than the one it is read at: what that point
@@ -2445,7 +2443,6 @@ impl FlowState {
             opcodes: OpCounts::default(),
             ecn: [0; 4],
             icrc: [0; 4],
-            op_last: 0,
             cited_full: 0,
             wide: None,
             other: None,
@@ -2812,64 +2809,79 @@ fn merge(v: &mut Vec<u64>) {
     v.truncate(n);
 }
 
-/// Packets per opcode of one flow. A flow uses few opcodes: the first [`OpCounts::INLINE`]
-/// are counted inside the flow (no pointer to follow per packet), any further ones in a list.
-/// Each count is one word, the opcode in its top byte (a flow never reaches 2^56 packets); an
-/// inline word of 0 is unused (a counted opcode's word holds at least 1).
+/// Packets per opcode of one flow. A flow's opcodes share their transport's top three bits
+/// (IBTA §9.2, Table 37), so each is counted at its low five bits, directly. An opcode of
+/// another transport (a damaged one) is counted in `more`, which also holds what a count
+/// carried past 32 bits. `seq` keeps the opcodes in order of first appearance.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct OpCounts {
-    inline: [u64; OpCounts::INLINE],
-    /// Boxed, a thin pointer: few flows need it, and an empty `Vec` in every flow costs 16
-    /// bytes more.
+    low: [u32; 32],
+    /// The top three bits of the flow's first opcode.
+    base: u8,
+    seq: Vec<u8>,
+    /// Boxed, a thin pointer: few flows need it.
     #[allow(clippy::box_collection)]
-    more: Option<Box<Vec<u64>>>,
+    more: Option<Box<Vec<(u8, u64)>>>,
 }
 
 impl OpCounts {
-    const INLINE: usize = 6;
-    const SHIFT: u32 = 56;
-
-    /// Counts a packet of opcode `op`. `last` is the inline word counted last (kept in the
-    /// flow, beside its other bytes): a flow's packets mostly repeat an opcode (the MIDDLEs of
-    /// a message), so it is tried first.
+    /// Counts a packet of opcode `op`.
     #[inline]
-    fn count(&mut self, last: &mut u8, op: u8) {
-        if let Some(w) = self.inline.get_mut(usize::from(*last)) {
-            if *w != 0 && *w >> Self::SHIFT == u64::from(op) {
-                *w += 1;
-                return;
+    fn count(&mut self, op: u8) {
+        if self.seq.is_empty() {
+            self.base = op & 0xe0;
+        }
+        match self.low.get_mut(usize::from(op ^ self.base)) {
+            Some(n) if *n != 0 && *n != u32::MAX => *n += 1,
+            _ => self.count_rare(op),
+        }
+    }
+
+    /// [`OpCounts::count`] for an opcode's first packet, one of another transport, or a count
+    /// at 2^32 - 1 (which carries to `more`).
+    #[cold]
+    #[inline(never)]
+    fn count_rare(&mut self, op: u8) {
+        match self.low.get_mut(usize::from(op ^ self.base)) {
+            Some(n) if *n == 0 => {
+                *n = 1;
+                self.seq.push(op);
+            }
+            Some(n) => {
+                *n = 1;
+                self.add_more(op, u64::from(u32::MAX));
+            }
+            None => {
+                if self.add_more(op, 1) {
+                    self.seq.push(op);
+                }
             }
         }
-        let tag = u64::from(op) << Self::SHIFT;
-        for (i, w) in self.inline.iter_mut().enumerate() {
-            if *w == 0 {
-                *w = tag | 1;
-                *last = i as u8;
-                return;
-            }
-            if *w >> Self::SHIFT == u64::from(op) {
-                *w += 1;
-                *last = i as u8;
-                return;
-            }
-        }
+    }
+
+    /// Adds `by` to `op`'s count in `more`; whether `op` is new there.
+    fn add_more(&mut self, op: u8, by: u64) -> bool {
         let more = self.more.get_or_insert_with(Box::default);
-        match more
-            .iter_mut()
-            .find(|w| **w >> Self::SHIFT == u64::from(op))
-        {
-            Some(w) => *w += 1,
-            None => more.push(tag | 1),
+        match more.iter_mut().find(|(o, _)| *o == op) {
+            Some((_, n)) => {
+                *n += by;
+                false
+            }
+            None => {
+                more.push((op, by));
+                true
+            }
         }
     }
 
     /// (opcode, packets) in order of first appearance.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (u8, u64)> + '_ {
-        self.inline
-            .iter()
-            .take_while(|&&w| w != 0)
-            .chain(self.more.iter().flat_map(|m| m.iter()))
-            .map(|&w| ((w >> Self::SHIFT) as u8, w & ((1 << Self::SHIFT) - 1)))
+        self.seq.iter().map(move |&op| {
+            let low = self.low.get(usize::from(op ^ self.base));
+            let more = self.more.iter().flat_map(|m| m.iter());
+            let more = more.filter(|(o, _)| *o == op).map(|&(_, n)| n).sum::<u64>();
+            (op, low.map_or(0, |&n| u64::from(n)) + more)
+        })
     }
 }
 
@@ -3546,7 +3558,7 @@ impl Analyzer {
             fl.tput.add(self.tl.cur, u64::from(m.orig_len));
             fl.payload_bytes += u64::from(e.payload_len);
             fl.max_payload = fl.max_payload.max(e.payload_len);
-            fl.opcodes.count(&mut fl.op_last, bth.opcode);
+            fl.opcodes.count(bth.opcode);
             if e.eth_src != fl.last_mac && e.eth_src != 0 {
                 // A change back to the first MAC is two capture points' frames interleaved
                 // (see `first_mac`), not the sniffer's artefact, whose MACs never come back.
@@ -8474,11 +8486,11 @@ pub(crate) mod tests {
         assert_eq!(got, model.into_iter().collect::<Vec<_>>());
     }
 
-    /// Opcode counts equal a plain map's, in order of first appearance, with opcode 0 and more
-    /// opcodes than fit inline.
+    /// Opcode counts equal a plain map's, in order of first appearance, with opcode 0 and
+    /// opcodes of other transports than the first one's.
     #[test]
     fn opcode_counts() {
-        let (mut c, mut last) = (OpCounts::default(), 0);
+        let mut c = OpCounts::default();
         let mut model: Vec<(u8, u64)> = Vec::new();
         let mut x = 3u64;
         for _ in 0..5000 {
@@ -8486,7 +8498,7 @@ pub(crate) mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let op = [0u8, 1, 2, 4, 6, 10, 0x11, 0x81, 0xff, 0x64, 0x0d][(x >> 40) as usize % 11];
-            c.count(&mut last, op);
+            c.count(op);
             match model.iter_mut().find(|(o, _)| *o == op) {
                 Some((_, n)) => *n += 1,
                 None => model.push((op, 1)),
@@ -8655,12 +8667,31 @@ pub(crate) mod tests {
         assert_eq!((f.ecn(0), f.ecn(1), f.icrc(0), f.icrc(3)), (1, 0, 0, 0));
     }
 
+    /// A count carries past 32 bits, for the flow's transport and for another.
+    #[test]
+    fn op_counts_carry_past_32_bits() {
+        let mut c = OpCounts::default();
+        for op in [0x06, 0x81, 0x07] {
+            c.count(op);
+        }
+        c.low[6] = u32::MAX - 1;
+        for _ in 0..3 {
+            c.count(0x06);
+            c.count(0x81);
+        }
+        let four_g = u64::from(u32::MAX) + 1;
+        assert_eq!(
+            c.iter().collect::<Vec<_>>(),
+            [(0x06, four_g + 1), (0x81, 4), (0x07, 1)]
+        );
+    }
+
     #[test]
     fn op_counts_keep_every_opcode_in_order() {
-        let (mut c, mut last) = (OpCounts::default(), 0);
+        let mut c = OpCounts::default();
         let ops = [4u8, 4, 6, 7, 8, 9, 10, 11, 12, 4, 12, 13, 6];
         for &o in &ops {
-            c.count(&mut last, o);
+            c.count(o);
         }
         let got: Vec<(u8, u64)> = c.iter().collect();
         assert_eq!(
