@@ -2810,7 +2810,7 @@ fn merge(v: &mut Vec<u64>) {
 }
 
 /// Packets per opcode of one flow. A flow's opcodes share their transport's top three bits
-/// (IBTA §9.2, Table 37), so each is counted at its low five bits, directly. An opcode of
+/// (IBTA §9.2, Table 38), so each is counted at its low five bits, directly. An opcode of
 /// another transport (a damaged one) is counted in `more`, which also holds what a count
 /// carried past 32 bits. `seq` keeps the opcodes in order of first appearance.
 #[derive(Debug, Default, Clone)]
