@@ -151,6 +151,11 @@ Added in session 55 (no analysis change; the binary of 97b1e53):
     -n 300  --seed 5506 --corrupt 0.001,0.05 --doubled 1500            0
     -n 600  --seed 5507 --corrupt 0.0,0.10 --split --snaplens          0
     -n 400  --seed 5508 --corrupt 0.001,0.10 --duration 300,10000      0
+  and with opcodes counted at their low five bits (4a4d010):
+    -n 800  --seed 5509 --corrupt 0.001,0.10                           0
+    -n 400  --seed 5510 --corrupt 0.01,0.15 --scenarios ib,errors,mixed --snaplens  0
+    -n 300  --seed 5511 --corrupt 0.001,0.08 --usec                    0
+    -n 200  --seed 5512 --corrupt 0.001,0.05 --doubled 2500            0
 """
 import argparse
 import concurrent.futures as cf
