@@ -2825,12 +2825,10 @@ pub(crate) struct OpCounts {
 }
 
 impl OpCounts {
-    /// Counts a packet of opcode `op`.
+    /// Counts a packet of opcode `op`. A flow's first packet finds every count at 0, so
+    /// [`OpCounts::count_rare`] takes it and sets `base`.
     #[inline]
     fn count(&mut self, op: u8) {
-        if self.seq.is_empty() {
-            self.base = op & 0xe0;
-        }
         match self.low.get_mut(usize::from(op ^ self.base)) {
             Some(n) if *n != 0 && *n != u32::MAX => *n += 1,
             _ => self.count_rare(op),
@@ -2842,6 +2840,9 @@ impl OpCounts {
     #[cold]
     #[inline(never)]
     fn count_rare(&mut self, op: u8) {
+        if self.seq.is_empty() {
+            self.base = op & 0xe0;
+        }
         match self.low.get_mut(usize::from(op ^ self.base)) {
             Some(n) if *n == 0 => {
                 *n = 1;
