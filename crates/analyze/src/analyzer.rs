@@ -4096,16 +4096,19 @@ impl Analyzer {
                     // is the pass going on (after a READ request, past the PSNs its responses
                     // consume).
                     // A PSN sequence NAK from longer ago than its round trip names no PSN a
-                    // pass jumps to now (an RNR NAK's pass waits for its timer).
+                    // pass jumps to now (an RNR NAK's pass waits for its timer), nor does one
+                    // too recent to have reached the requester (`NAK_TURN_NS`): a pass that
+                    // goes on past PSNs acknowledged meanwhile lands on the NAK's PSN then.
                     let stale = !rq.nak_since_rnr
                         && rq
                             .last_nak_at
                             .is_some_and(|n| ts.saturating_sub(n) > NAK_QUIET_NS);
-                    let named = rq.nak_psn_since == Some(bth.psn) && !stale && {
-                        let next = rq.s.psn.as_ref().and_then(|t| t.next_seen(rq.retx_psn));
-                        let next = next.unwrap_or(rq.retx_psn.wrapping_add(1) & 0xff_ffff);
-                        psn_diff(bth.psn, next) > 0
-                    };
+                    let named =
+                        rq.nak_psn_since == Some(bth.psn) && !stale && rq.nak_turned(ts, unit) && {
+                            let next = rq.s.psn.as_ref().and_then(|t| t.next_seen(rq.retx_psn));
+                            let next = next.unwrap_or(rq.retx_psn.wrapping_add(1) & 0xff_ffff);
+                            psn_diff(bth.psn, next) > 0
+                        };
                     let pass = !rq.in_retx || named || psn_diff(bth.psn, rq.retx_psn) <= 0;
                     if pass {
                         if named {

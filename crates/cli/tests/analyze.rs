@@ -693,6 +693,31 @@ fn a_go_back_past_a_read_answered_again_is_no_timer_retry() {
     assert_eq!(flow["timeouts_in_a_row"], 0);
 }
 
+/// A READ response gap's pass goes on past a PSN the responder acknowledged meanwhile and lands
+/// on the PSN a NAK named 986 ns before: too soon for that NAK to have reached the requester, so
+/// the pass did not jump there for it, and the NAK's own pass, 4.5 µs later, is no timer's
+/// retry (a sweep found it counted one: the NAK was taken as served by the jump).
+#[test]
+fn a_pass_onto_a_nak_s_psn_before_the_nak_could_turn_is_no_nak_pass() {
+    let opts = [
+        "--seed",
+        "565941807",
+        "--link",
+        "25G",
+        "--corrupt-rate",
+        "0.0427",
+    ];
+    let r = matches_truth("mixed-nak-turn", "mixed", 34807, &opts);
+    let flow = r["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["src"] == "10.0.0.1" && f["dst"] == "10.0.0.2" && f["dest_qp"] == 264);
+    let flow = flow.expect("the flow NAKed");
+    assert_eq!(flow["retransmitted_packets"], 85);
+    assert_eq!(flow["timeouts_in_a_row"], 0);
+}
+
 /// In a capture of microseconds, a rate-limited requester's READ and the request after it read
 /// as sent at once, so the pace they set was 0 and its re-read after a damaged response, at
 /// that pace, read as an ACK timeout. A gap between two timestamps may be up to a unit longer
