@@ -2031,9 +2031,13 @@ impl Req {
         }
         // A NAK's go-back-N pass begins at the PSN it names (IBTA §9.7.5.1.2): a packet beyond
         // it, sent again right after its first copy with no pass under way, is no resend that
-        // NAK asked for.
-        let beyond_nak =
-            back == 0 && !self.in_retx && self.nak_named().is_some_and(|n| psn_diff(psn, n) > 0);
+        // NAK asked for, unless the NAK is still to be served and every PSN before the packet
+        // is acknowledged: its pass then begins at the first PSN not acknowledged.
+        let beyond_nak = back == 0
+            && !self.in_retx
+            && self.nak_named().is_some_and(|n| psn_diff(psn, n) > 0)
+            && !(self.pending == Some(Trigger::Nak)
+                && self.acked.is_some_and(|a| psn_diff(psn, a) == 1));
         let served = back == 0 && self.pending.is_none() && self.naks_since_pass == 0;
         let copy = self.pairs >= PAIRED
             || (doubled && (quiet() || served))

@@ -261,14 +261,16 @@ impl LateCopies {
     }
 
     /// Decides from the sample, when it can: `true` when it decided. It finds copies at a lag
-    /// when, at the lags most pairs of packets alike came at, nine in ten of the packets that
-    /// came long enough before the sample's end have their copy in it, both requests and
-    /// answers among them. Once the sample is whole, the lags most pairs of answers alike
-    /// came at are tried too: a connection never answered resends its requests a timeout
-    /// apart, and with their copies those resends can make more pairs than every packet's
-    /// copy, while answers are sent once. (Tried on a part of the sample, other lags than the
-    /// commonest may fit by chance: the third commonest, PFC frames sent again at a steady
-    /// interval, did in a capture that held every frame twice.)
+    /// when, at the lags most pairs of packets alike came at, nine in ten of the requests and
+    /// nine in ten of the answers that came long enough before the sample's end have their
+    /// copy in it (where losses are many, go-back-N passes resend nearly every request about
+    /// a NAK's round trip later, but few answers come again alike). Once the sample is whole,
+    /// the lags most pairs of answers alike came at are tried too: a connection never
+    /// answered resends its requests a timeout apart, and with their copies those resends can
+    /// make more pairs than every packet's copy, while answers are sent once. (Tried on a part
+    /// of the sample, other lags than the commonest may fit by chance: the third commonest,
+    /// PFC frames sent again at a steady interval, did in a capture that held every frame
+    /// twice.)
     fn decide(&mut self, force: bool) -> bool {
         let done = force || self.whole();
         if !done && self.sample.len() < self.next_try() {
@@ -341,17 +343,18 @@ impl LateCopies {
             }
         }
         let last = self.sample.iter().map(|s| s.ts).max().unwrap_or(0);
-        let (mut old, mut copied, mut sides) = (0u32, 0u32, [0u32; 2]);
+        // Old packets and those copied, of requests and of answers.
+        let (mut old, mut copied) = ([0u32; 2], [0u32; 2]);
         for s in self
             .sample
             .iter()
             .filter(|s| !s.copy && s.ts.saturating_add(self.hi) < last)
         {
-            old += 1;
-            copied += u32::from(s.copied);
-            sides[usize::from(s.answer)] += u32::from(s.copied);
+            old[usize::from(s.answer)] += 1;
+            copied[usize::from(s.answer)] += u32::from(s.copied);
         }
-        copied >= MIN_PAIRS && copied * 10 >= old * 9 && sides.iter().all(|&n| n >= MIN_SIDE)
+        copied[0] + copied[1] >= MIN_PAIRS
+            && (0..2).all(|k| copied[k] >= MIN_SIDE && copied[k] * 10 >= old[k] * 9)
     }
 
     /// The lags at which most pairs of the sample's packets alike came (`alike`: the sample's

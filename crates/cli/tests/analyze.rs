@@ -718,6 +718,46 @@ fn a_pass_onto_a_nak_s_psn_before_the_nak_could_turn_is_no_nak_pass() {
     assert_eq!(flow["timeouts_in_a_row"], 0);
 }
 
+/// At 400 Gb/s with 7.7% of the packets damaged, go-back-N passes resend nearly every request
+/// of the capture's first packets about 4.3 µs after its first copy, as a capture that holds
+/// every packet twice at a lag would; but few answers come again alike, so these are resends,
+/// not the capture's copies (a sweep found half the retransmissions read as copies).
+#[test]
+fn resends_of_nearly_every_request_are_no_copies_at_a_lag() {
+    let opts = [
+        "--seed",
+        "264314439",
+        "--link",
+        "400G",
+        "--corrupt-rate",
+        "0.0770",
+    ];
+    let r = matches_truth("ib-400g-damaged", "ib", 23136, &opts);
+    assert!(with_code(&r, "capture.duplicates").is_empty());
+}
+
+/// A NAK for an older PSN, then an ACK of every PSN up to the newest request: the requester's
+/// pass for that NAK begins at the first PSN not acknowledged, the newest request's, 2.4 µs
+/// after its first copy. That is a resend, not the capture's copy (a sweep found it read as
+/// one, as a packet beyond the PSN the NAK named).
+#[test]
+fn a_nak_s_pass_from_the_first_psn_not_acknowledged_is_no_copy() {
+    let opts = [
+        "--seed",
+        "814549223",
+        "--link",
+        "10G",
+        "--vlan",
+        "7",
+        "--pcp",
+        "5",
+        "--corrupt-rate",
+        "0.0528",
+    ];
+    let r = matches_truth("clean-nak-acked", "clean", 33432, &opts);
+    assert!(with_code(&r, "capture.duplicates").is_empty());
+}
+
 /// In a capture of microseconds, a rate-limited requester's READ and the request after it read
 /// as sent at once, so the pace they set was 0 and its re-read after a damaged response, at
 /// that pace, read as an ACK timeout. A gap between two timestamps may be up to a unit longer
