@@ -8,9 +8,10 @@
 //!
 //! The first packets of the capture show such a lag: nearly every packet that came long enough
 //! before the sample's end came again, in both directions (requests and answers), the same lag
-//! later. Resends cannot look like that: a requester resends after NAKs and timeouts, which
-//! only answers bring or whose absence shows, and the answers themselves are sent once (a
-//! connection never answered resends its requests a timeout apart, but has no answers). Once
+//! later. Resends cannot look like that in both directions: a requester resends after NAKs and
+//! timeouts, which only answers bring or whose absence shows (go-back-N after many losses may
+//! resend nearly every request about one lag later), and the answers themselves are sent once
+//! (a connection never answered resends its requests a timeout apart, but has no answers). Once
 //! the lag is learnt ([`LateCopies::learn`]), each packet is delayed until its copy can have
 //! come, and its copy is the later packet alike (of the same capture point) whose lag is the
 //! nearest to the copies' ([`LateCopies::release`]). Captures without such copies read as
