@@ -156,6 +156,36 @@ Added in session 55 (no analysis change; the binary of 97b1e53):
     -n 400  --seed 5510 --corrupt 0.01,0.15 --scenarios ib,errors,mixed --snaplens  0
     -n 300  --seed 5511 --corrupt 0.001,0.08 --usec                    0
     -n 200  --seed 5512 --corrupt 0.001,0.05 --doubled 2500            0
+Added in session 56 (failures with the binary of ba55ed8 / of 90bb568, where a jump onto a
+NAK's PSN sooner than the NAK could reach the requester is not its pass / of 2efe726, where
+copies at a lag need nine in ten of the answers copied too, and a pending NAK's pass may
+begin at the first PSN not acknowledged):
+    -n 1500 --seed 5601 --corrupt 0.001,0.10                           1 / 0 / 0 (`mixed --seed
+                565941807 --link 25G --packets 34807 --corrupt-rate 0.0427`)
+    -n 800  --seed 5602 --corrupt 0.001,0.08 --snaplens                0 / - / -
+    -n 300  --seed 5603 --corrupt 0.001,0.05 --doubled 300             0 / - / -
+    -n 500  --seed 5604 --corrupt 0.001,0.05 --split                   0 / - / -
+    -n 2000 --seed 5605 --corrupt 0.001,0.10                           - / 0 / 0
+    -n 1000 --seed 5606 --corrupt 0.001,0.10 --scenarios ib            - / 1 / 0 (`ib --seed
+                264314439 --link 400G --packets 23136 --corrupt-rate 0.0770`: go-back-N resends
+                of nearly every request, read as copies at a lag)
+    -n 1000 --seed 5607 --corrupt 0.01,0.08 --links 10G,25G            - / 1 / 0 (`clean --seed
+                814549223 --link 10G --packets 33432 --vlan 7 --pcp 5 --corrupt-rate 0.0528`)
+    -n 600  --seed 5608 --corrupt 0.001,0.08 --usec                    - / 1 / - (a PFC episode
+                within a microsecond of the storm bound)
+    -n 400  --seed 5609 --corrupt 0.001,0.05 --doubled 1500            - / 0 / 0
+    -n 600  --seed 5610 --corrupt 0.001,0.10 --duration 300,10000      - / 0 / -
+    -n 800  --seed 5611 --corrupt 0.01,0.15 --scenarios lossy,reorder,errors,rnr   - / 1 / -
+                (`lossy --seed 612417718 --link 10G --packets 7184 --ipv6 --corrupt-rate
+                0.0810`: a requester behind a deep queue, as 4702's)
+    -n 1500 --seed 5612 --corrupt 0.001,0.12                           - / - / 0
+    -n 800  --seed 5613 --corrupt 0.01,0.15 --links 200G,400G          - / - / 0
+    -n 800  --seed 5614 --corrupt 0.001,0.10 --scenarios ib --links 100G,200G,400G  - / - / 0
+    -n 300  --seed 5615 --corrupt 0.01,0.10 --doubled 700              - / - / 0
+  and again with 90bb568: 5109 0, 4811 0, 4804 0, 4702 1 (its deep-queue case), 5204 1 and 5209
+  1 (--usec: the storm bound), 5212 1 (--usec --doubled: one resend of 15,074); with 2efe726:
+  4811, 4815 and 4814 (held twice) 0, 4804 0, 5204 1 (the storm bound), 4812, 4813 and 5112
+  (held twice) 0, 5212 1 (as before), 4505 0, 4704 0.
 """
 import argparse
 import concurrent.futures as cf
