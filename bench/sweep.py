@@ -185,7 +185,18 @@ begin at the first PSN not acknowledged):
   and again with 90bb568: 5109 0, 4811 0, 4804 0, 4702 1 (its deep-queue case), 5204 1 and 5209
   1 (--usec: the storm bound), 5212 1 (--usec --doubled: one resend of 15,074); with 2efe726:
   4811, 4815 and 4814 (held twice) 0, 4804 0, 5204 1 (the storm bound), 4812, 4813 and 5112
-  (held twice) 0, 5212 1 (as before), 4505 0, 4704 0.
+  (held twice) 0, 5212 1 (as before), 4505 0, 4704 0; and with 6e63205 (no analysis change):
+    -n 2000 --seed 5616 --corrupt 0.001,0.10                           0
+    -n 800  --seed 5617 --corrupt 0.001,0.08 --usec                    2 (`mixed --seed 232521877
+                --link 100G --packets 13675 --ipv6 --corrupt-rate 0.0373` and `mixed --seed
+                99519812 --link 100G --packets 9673 --corrupt-rate 0.0685`: the storm bound)
+    -n 800  --seed 5618 --corrupt 0.0,0.10 --split --snaplens          0
+    -n 600  --seed 5619 --corrupt 0.001,0.10 --duration 300,10000      0
+    -n 800  --seed 5620 --corrupt 0.01,0.15 --scenarios lossy,mixed,errors,reorder,rnr,misconfig  0
+    -n 300  --seed 5621 --corrupt 0.001,0.05 --doubled 4000            0
+    -n 200  --seed 5622 --corrupt 0.001,0.05 --doubled 30000 --by-time 0
+    -n 1000 --seed 5623 --corrupt 0.001,0.10 --links 10G,25G           0
+    -n 1000 --seed 5624 --corrupt 0.001,0.12 --scenarios ib --snaplens 0
 """
 import argparse
 import concurrent.futures as cf
