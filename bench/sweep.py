@@ -197,6 +197,14 @@ begin at the first PSN not acknowledged):
     -n 200  --seed 5622 --corrupt 0.001,0.05 --doubled 30000 --by-time 0
     -n 1000 --seed 5623 --corrupt 0.001,0.10 --links 10G,25G           0
     -n 1000 --seed 5624 --corrupt 0.001,0.12 --scenarios ib --snaplens 0
+    -n 2000 --seed 5625 --corrupt 0.01,0.12 --links 100G,200G,400G     0
+    -n 1000 --seed 5626 --corrupt 0.001,0.10 --snaplens                0
+    -n 300  --seed 5627 --corrupt 0.01,0.10 --doubled 500              0
+    -n 300  --seed 5628 --corrupt 0.01,0.10 --doubled 8000             0
+    -n 800  --seed 5629 --corrupt 0.05,0.15 --scenarios ib,lossy,mixed 0
+    -n 150  --seed 5630 --corrupt 0.001,0.05 --packets 100000,300000   1 (`lossy --seed 730567299
+                --link 10G --packets 178110 --ipv6 --corrupt-rate 0.0416`: 35 timeouts for 34
+                on the flow whose NAKs' passes come 0.26–1.9 ms late, a deep queue)
 """
 import argparse
 import concurrent.futures as cf
