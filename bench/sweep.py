@@ -11,9 +11,10 @@ the `gen` options that make it again, with its first differences; its capture an
 in `--work`. The exit status is 1 when any case failed.
 
 `--usec` writes each capture as classic pcap of microseconds (tcpdump's default) and `--split`
-cuts it into 2–4 ring files at random records (whose report must also equal the whole file's);
-both analyse with the case's `--link-speed`, as classic pcap keeps none, and `--usec` lets the
-PFC pause time move by under a microsecond at each end of an episode.
+cuts it into 2–4 ring files at random records (whose report must also equal the whole file's;
+with both, the file in microseconds is cut, as `tcpdump -C` writes rings); both analyse with
+the case's `--link-speed`, as classic pcap keeps none, and `--usec` lets the PFC pause time move
+by under a microsecond at each end of an episode.
 
 `--doubled LAG_NS` holds every frame of the capture twice, the copy LAG_NS later (as a capture
 on two bond members, or a tap and a SPAN port, does), and compares the transport totals only:
@@ -205,6 +206,15 @@ begin at the first PSN not acknowledged):
     -n 150  --seed 5630 --corrupt 0.001,0.05 --packets 100000,300000   1 (`lossy --seed 730567299
                 --link 10G --packets 178110 --ipv6 --corrupt-rate 0.0416`: 35 timeouts for 34
                 on the flow whose NAKs' passes come 0.26–1.9 ms late, a deep queue)
+    -n 1500 --seed 5631 --corrupt 0.0,0.08 --scenarios pfc-storm,misconfig,incast,rnr,clean  0
+    -n 600  --seed 5632 --corrupt 0.001,0.10 --split                   0
+    -n 300  --seed 5633 --corrupt 0.001,0.05 --doubled 200 --by-time   0
+    -n 1000 --seed 5634 --corrupt 0.001,0.10 --scenarios errors,rnr,reorder --links 10G,100G,400G  0
+    -n 1000 --seed 5636                                                0
+  and once `--usec --split` cut the file in microseconds (before, the two options together
+  compared the rings in microseconds with the whole file in nanoseconds, and all 400 failed):
+    -n 400  --seed 5635 --corrupt 0.001,0.08 --usec --split            0
+    -n 400  --seed 5637 --corrupt 0.0,0.10 --usec --split --snaplens   0
 """
 import argparse
 import concurrent.futures as cf
@@ -380,11 +390,15 @@ def run_rewritten(a, case):
     if g.returncode:
         return case, ["gen failed: " + g.stderr.decode()[:200]]
     link = ["--link-speed", opts[opts.index("--link") + 1]] if "--link" in opts else []
+    # The capture as analysed whole: in microseconds with `--usec`; `--split` cuts that one.
+    whole_cap = cap
     if a.usec:
-        files = [os.path.join(a.work, f"c{i}-us.pcap")]
-        in_microseconds(cap, files[0])
-    else:
-        files = split(cap, os.path.join(a.work, f"c{i}-part"), random.Random(a.seed * 1000003 + i))
+        whole_cap = os.path.join(a.work, f"c{i}-us.pcap")
+        in_microseconds(cap, whole_cap)
+    files = [whole_cap]
+    if a.split:
+        files = split(whole_cap, os.path.join(a.work, f"c{i}-part"),
+                      random.Random(a.seed * 1000003 + i))
     r = subprocess.run([a.bin, "analyze", "--json", *link, *files], capture_output=True)
     if r.returncode:
         return case, ["analyze failed: " + r.stderr.decode()[:300]]
@@ -396,12 +410,12 @@ def run_rewritten(a, case):
             t["pfc"]["pause_ns_total"] = p
     d = diff(t, rep)
     if not d and a.split:
-        whole = json.loads(subprocess.run([a.bin, "analyze", "--json", *link, cap],
+        whole = json.loads(subprocess.run([a.bin, "analyze", "--json", *link, whole_cap],
                                           capture_output=True).stdout)
         d = [f"{k} differs from the whole file's report" for k in ("totals", "flows", "connections", "pfc", "findings")
              if whole[k] != rep[k]]
     if not d:
-        for f in [cap, truth, *files]:
+        for f in {cap, truth, whole_cap, *files}:
             os.remove(f)
     return case, d
 
