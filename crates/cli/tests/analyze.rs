@@ -157,6 +157,15 @@ fn matches_truth_in_microseconds(
     r
 }
 
+/// The flow (`src`, `dst`, `dest_qp`) of `report`; panics naming it when there is none.
+fn flow_of<'a>(report: &'a Value, src: &str, dst: &str, dest_qp: u32) -> &'a Value {
+    let flows = report["flows"].as_array().expect("flows");
+    let found = flows
+        .iter()
+        .find(|f| f["src"] == src && f["dst"] == dst && f["dest_qp"] == dest_qp);
+    found.unwrap_or_else(|| panic!("no flow {src} > {dst} qp {dest_qp}"))
+}
+
 /// The findings of `report` whose code is `code`.
 fn with_code<'a>(report: &'a Value, code: &str) -> Vec<&'a Value> {
     report["findings"]
@@ -683,12 +692,7 @@ fn a_go_back_past_a_read_answered_again_is_no_timer_retry() {
         "0.0163",
     ];
     let r = matches_truth("misconfig-read-gap", "misconfig", 37578, &opts);
-    let flow = r["flows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["src"] == "10.0.0.38" && f["dst"] == "10.0.0.39" && f["dest_qp"] == 2888);
-    let flow = flow.expect("the flow of the READ asked twice");
+    let flow = flow_of(&r, "10.0.0.38", "10.0.0.39", 2888);
     assert_eq!(flow["retransmitted_packets"], 1000);
     assert_eq!(flow["timeouts_in_a_row"], 0);
 }
@@ -708,12 +712,7 @@ fn a_pass_onto_a_nak_s_psn_before_the_nak_could_turn_is_no_nak_pass() {
         "0.0427",
     ];
     let r = matches_truth("mixed-nak-turn", "mixed", 34807, &opts);
-    let flow = r["flows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["src"] == "10.0.0.1" && f["dst"] == "10.0.0.2" && f["dest_qp"] == 264);
-    let flow = flow.expect("the flow NAKed");
+    let flow = flow_of(&r, "10.0.0.1", "10.0.0.2", 264);
     assert_eq!(flow["retransmitted_packets"], 85);
     assert_eq!(flow["timeouts_in_a_row"], 0);
 }
@@ -786,12 +785,10 @@ fn a_paced_re_read_in_microseconds_is_no_timeout() {
 fn a_resend_in_its_nak_s_microsecond_serves_no_nak() {
     let opts = ["--seed", "550900271", "--corrupt-rate", "0.0609"];
     let r = matches_truth_in_microseconds("ib-us", "ib", 35484, "10G", &opts);
-    let flow = r["flows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["src"] == "lid:49" && f["dst"] == "lid:50" && f["dest_qp"] == 4744);
-    assert_eq!(flow.expect("the flow NAKed")["timeouts_in_a_row"], 0);
+    assert_eq!(
+        flow_of(&r, "lid:49", "lid:50", 4744)["timeouts_in_a_row"],
+        0
+    );
 }
 
 /// In a capture of microseconds, three alike ACKs that answer three resent requests come in
