@@ -244,7 +244,10 @@ pub fn analyze_files(
         clean: false,
     };
 
+    // Each thread on a CPU of its own (`pin`), the analyser on the one the pass began on.
+    let cpus = crate::pin::plan();
     let decoder = || -> Result<()> {
+        let _pinned = cpus.and_then(|(_, cpu)| crate::pin::pin(cpu));
         let mut leave = leave(true);
         let mut chunk = Chunk::default();
         while let Some((turn, first, file, unit)) = take(&mut chunk)? {
@@ -286,6 +289,7 @@ pub fn analyze_files(
         }
     };
     let analyser = || -> Result<Analyzer> {
+        let _pinned = cpus.and_then(|(cpu, _)| crate::pin::pin(cpu));
         let mut leave = leave(false);
         let mut an = Analyzer::new(Config {
             link_bps: link,

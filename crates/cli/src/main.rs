@@ -7,6 +7,7 @@ mod doctor;
 mod gen;
 mod html;
 mod jsonfmt;
+mod pin;
 mod print;
 mod show;
 mod sniff;
