@@ -245,9 +245,9 @@ pub fn analyze_files(
     };
 
     // Each thread on a CPU of its own (`pin`), the analyser on the one the pass began on.
-    let cpus = crate::pin::plan();
+    let first = crate::pin::here();
     let decoder = || -> Result<()> {
-        let _pinned = cpus.and_then(|(_, cpu)| crate::pin::pin(cpu));
+        let _pinned = first.and_then(crate::pin::pin_apart);
         let mut leave = leave(true);
         let mut chunk = Chunk::default();
         while let Some((turn, first, file, unit)) = take(&mut chunk)? {
@@ -289,7 +289,7 @@ pub fn analyze_files(
         }
     };
     let analyser = || -> Result<Analyzer> {
-        let _pinned = cpus.and_then(|(cpu, _)| crate::pin::pin(cpu));
+        let _pinned = first.and_then(|h| crate::pin::pin(h.cpu));
         let mut leave = leave(false);
         let mut an = Analyzer::new(Config {
             link_bps: link,
