@@ -26,12 +26,21 @@ pub struct Here {
 #[cfg(target_os = "linux")]
 mod imp {
     use super::{Here, Pinned};
-    use rustix::thread::{sched_getaffinity, sched_getcpu, sched_setaffinity, CpuSet};
+    use rustix::thread::{sched_getaffinity, sched_setaffinity, CpuSet};
+
+    /// The CPU the calling thread last ran on: field 39 of `/proc/thread-self/stat`
+    /// (proc(5)), counted after the command name's closing parenthesis. Not rustix's
+    /// `sched_getcpu`, which reads the vDSO and ends the process under valgrind.
+    pub fn current_cpu() -> Option<usize> {
+        let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+        let (_, rest) = stat.rsplit_once(')')?;
+        rest.split_ascii_whitespace().nth(39 - 3)?.parse().ok()
+    }
 
     /// Where the calling thread runs, when it may run on at least two CPUs.
     pub fn here() -> Option<Here> {
         let allowed = sched_getaffinity(None).ok()?;
-        let cpu = sched_getcpu();
+        let cpu = current_cpu()?;
         (allowed.count() >= 2 && allowed.is_set(cpu)).then_some(Here { cpu, allowed })
     }
 
@@ -47,7 +56,7 @@ mod imp {
     /// Holds the calling thread to the CPU it runs on or, if that is `other`'s (or not one
     /// `other` may run on), to the next CPU after `other`'s that `other` may run on (wrapping).
     pub fn pin_apart(other: Here) -> Option<Pinned> {
-        let mut cpu = sched_getcpu();
+        let mut cpu = current_cpu().unwrap_or(other.cpu);
         if cpu == other.cpu || !other.allowed.is_set(cpu) {
             cpu = (1..CpuSet::MAX_CPU)
                 .map(|d| (other.cpu + d) % CpuSet::MAX_CPU)
@@ -85,8 +94,13 @@ pub use imp::{here, pin, pin_apart};
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
+    use super::imp::current_cpu;
     use super::*;
-    use rustix::thread::{sched_getaffinity, sched_getcpu};
+    use rustix::thread::sched_getaffinity;
+
+    fn sched_getcpu() -> usize {
+        current_cpu().expect("the CPU in /proc/thread-self/stat")
+    }
 
     fn allowed() -> Vec<usize> {
         let set = sched_getaffinity(None).unwrap();
