@@ -187,7 +187,9 @@ pub fn analyze_files(
     });
     let batches = Mutex::new(Batches {
         ready: BTreeMap::new(),
-        spare: (0..POOL).map(|_| Batch::default()).collect(),
+        spare: (0..POOL)
+            .map(|_| Batch::with_capacity(CHUNK_RECORDS))
+            .collect(),
         decoder_done: false,
         abort: false,
         sleeping: 0,
@@ -318,7 +320,9 @@ pub fn analyze_files(
             if !waiting && !read_all {
                 match take(&mut chunk)? {
                     Some((turn, first, file, unit)) => {
-                        let mut batch = lock(&batches).spare.pop_front().unwrap_or_default();
+                        let pooled = lock(&batches).spare.pop_front();
+                        let mut batch =
+                            pooled.unwrap_or_else(|| Batch::with_capacity(CHUNK_RECORDS));
                         decode(&chunk, (first, file, unit), &mut batch);
                         if turn == next {
                             an.feed(&mut batch);
