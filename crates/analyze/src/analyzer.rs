@@ -811,38 +811,6 @@ impl Batch {
     }
 }
 
-/// The events [`Analyzer::feed_from`] analyses: a batch's own, which the sample for copies at a
-/// lag may keep whole ([`LateCopies::hold`]) instead of copying them, or a slice.
-enum Fed<'a> {
-    Batch(&'a mut Batch),
-    Slice(&'a [Event]),
-}
-
-impl Fed<'_> {
-    fn events(&self) -> &[Event] {
-        match self {
-            Fed::Batch(b) => b.events(),
-            Fed::Slice(s) => s,
-        }
-    }
-
-    /// The events, owned: a batch's are taken, the batch left empty with room for as many
-    /// (so the first packets held back while the sample decides are not copied); a slice's
-    /// are copied.
-    fn take(&mut self) -> Vec<Event> {
-        match self {
-            Fed::Batch(b) => {
-                let room = Vec::with_capacity(b.events.capacity());
-                let mut events = std::mem::replace(&mut b.events, room);
-                events.truncate(b.len);
-                b.len = 0;
-                events
-            }
-            Fed::Slice(s) => s.to_vec(),
-        }
-    }
-}
-
 /// Latencies above this (100 s) are recorded as this.
 const MAX_LATENCY_NS: u64 = 100_000_000_000;
 
@@ -3311,17 +3279,13 @@ impl Analyzer {
 
     /// Feeds a [`Batch`] of packets, in order. In a file whose timestamps count in coarser
     /// units than ns, packets of one timestamp are first spread 1 ns apart in file order
-    /// ([`Analyzer::spread_ties`]). While the capture's first packets are sampled for copies
-    /// at a lag ([`LateCopies`]), the batch's events may be kept until the sample decides: the
-    /// batch is left empty then, with room for as many.
+    /// ([`Analyzer::spread_ties`]).
     pub fn feed(&mut self, batch: &mut Batch) {
         self.ts_unit = self.ts_unit.max(batch.ts_unit);
         if batch.ts_unit > 1 {
             self.spread_ties(&mut batch.events[..batch.len], batch.ts_unit);
         }
-        let totals = std::mem::take(&mut batch.totals);
-        self.feed_from(batch.file, &totals, Fed::Batch(batch));
-        batch.totals = totals;
+        self.feed_from(batch.file, &batch.totals, batch.events());
     }
 
     /// Spreads packets that share a timestamp of `unit` ns (two in one microsecond of classic
@@ -3351,12 +3315,12 @@ impl Analyzer {
         for e in events {
             t.add(e);
         }
-        self.feed_from(0, &t, Fed::Slice(events));
+        self.feed_from(0, &t, events);
     }
 
     /// Feeds `events` of input file `file`, whose capture totals are `totals`: the events
     /// held back from another file are analysed first, and the totals added.
-    fn feed_from(&mut self, file: u32, totals: &Totals, events: Fed<'_>) {
+    fn feed_from(&mut self, file: u32, totals: &Totals, events: &[Event]) {
         if self.late.holding().is_some_and(|f| f != file) {
             self.late_flush();
         }
@@ -3366,7 +3330,7 @@ impl Analyzer {
         if self.late.learning() || self.late.on() {
             return self.feed_late(events, file);
         }
-        self.analyse(events.events(), &[]);
+        self.analyse(events, &[]);
     }
 
     /// Analyses `events` in order, event `i` the capture's copy of an earlier packet at a lag
@@ -3392,20 +3356,16 @@ impl Analyzer {
     /// capture's copy, and as nothing else.
     #[cold]
     #[inline(never)]
-    fn feed_late(&mut self, mut fed: Fed<'_>, file: u32) {
-        let mut from = 0;
+    fn feed_late(&mut self, mut events: &[Event], file: u32) {
         if self.late.learning() {
             let kinds = self.kinds;
             let answer = |op: u8| matches!(kinds[usize::from(op)], Kind::Ack | Kind::ReadResponse);
-            let Some(taken) = self.late.learn(fed.events(), file, answer) else {
-                self.late.hold(fed.take());
+            let Some(taken) = self.late.learn(events, file, answer) else {
                 return;
             };
-            self.late.hold(fed.events()[..taken].to_vec());
             self.feed_held();
-            from = taken;
+            events = &events[taken..];
         }
-        let events = &fed.events()[from..];
         if !self.late.on() {
             return self.analyse(events, &[]);
         }
@@ -3422,12 +3382,9 @@ impl Analyzer {
     fn feed_held(&mut self) {
         let (held, file) = self.late.take_held();
         if !self.late.on() {
-            for events in &held {
-                self.analyse(events, &[]);
-            }
-            return;
+            return self.analyse(&held, &[]);
         }
-        for e in held.into_iter().flatten() {
+        for e in held {
             self.late.delay(e, file);
         }
         self.late_release(false);

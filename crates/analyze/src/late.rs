@@ -84,9 +84,7 @@ pub(crate) struct LateCopies {
     /// The sample's last packet with each key, so its packets alike are found without sorting
     /// it at each try.
     last_of: FxHashMap<u64, u32>,
-    /// The events held back, in the lists they came in ([`LateCopies::hold`]), and how many.
-    held: Vec<Vec<Event>>,
-    held_n: usize,
+    held: Vec<Event>,
     file: u32,
     tried: usize,
     /// The lags the sample's copies came at, those taken for copies once learnt (a margin
@@ -110,7 +108,6 @@ impl Default for LateCopies {
             sample: Vec::new(),
             last_of: FxHashMap::default(),
             held: Vec::new(),
-            held_n: 0,
             file: 0,
             tried: 0,
             learnt: (0, 0),
@@ -188,12 +185,12 @@ impl LateCopies {
         Some(h.finish())
     }
 
-    /// Samples a batch's `events` of input file `file`, which the caller then holds back from
-    /// the analysis ([`LateCopies::hold`]): all of them, or, when the sample decided whether the
-    /// capture holds copies at a lag, as many as this returns (those held back are then
-    /// analysed ([`LateCopies::take_held`]), then the rest). `answer` tells an answer's opcode
-    /// (ACK, READ response) from a request's. It tries to decide at set lengths of the sample,
-    /// wherever the batches begin and end, so a capture reads the same in any chunks.
+    /// Samples a batch's `events` of input file `file`, holding them back from the analysis;
+    /// `answer` tells an answer's opcode (ACK, READ response) from a request's. When the
+    /// sample decided whether the capture holds copies at a lag, returns how many
+    /// of `events` it took: those held back are then analysed ([`LateCopies::take_held`]),
+    /// then the rest. It tries to decide at set lengths of the sample, wherever the batches
+    /// begin and end, so a capture reads the same in any chunks.
     pub(crate) fn learn(
         &mut self,
         events: &[Event],
@@ -202,14 +199,17 @@ impl LateCopies {
     ) -> Option<usize> {
         self.file = file;
         for (i, e) in events.iter().enumerate() {
-            if self.whole() || self.held_n >= HELD {
+            if self.whole() || self.held.len() >= HELD {
                 self.decide(true);
                 return Some(i);
             }
-            if self.sample.capacity() == 0 {
+            if self.held.capacity() == 0 {
+                // At its largest at once (address space, touched as filled): a list that
+                // doubles moves its events and faults its pages in twice.
+                self.held.reserve_exact(HELD);
                 self.sample.reserve_exact(SAMPLE_MAX);
             }
-            self.held_n += 1;
+            self.held.push(e.clone());
             if let (Some(key), Some(bth)) = (Self::key(e), e.bth) {
                 let n = self.sample.len() as u32;
                 self.sample.push(Sampled {
@@ -252,24 +252,16 @@ impl LateCopies {
         }
     }
 
-    /// Holds back `events`, the ones [`LateCopies::learn`] took last, until the decision.
-    pub(crate) fn hold(&mut self, events: Vec<Event>) {
-        if !events.is_empty() {
-            self.held.push(events);
-        }
-    }
-
-    /// The events held back while learning, in order, once decided, and their input file.
-    pub(crate) fn take_held(&mut self) -> (Vec<Vec<Event>>, u32) {
+    /// The events held back while learning, once decided, and their input file.
+    pub(crate) fn take_held(&mut self) -> (Vec<Event>, u32) {
         self.sample = Vec::new();
         self.last_of = FxHashMap::default();
-        self.held_n = 0;
         (std::mem::take(&mut self.held), self.file)
     }
 
     /// The input file of the events held back or delayed, if any are.
     pub(crate) fn holding(&self) -> Option<u32> {
-        (self.held_n > 0 || !self.delayed.is_empty()).then_some(self.file)
+        (!self.held.is_empty() || !self.delayed.is_empty()).then_some(self.file)
     }
 
     /// Decides from the sample, when it can: `true` when it decided. It finds copies at a lag
@@ -527,13 +519,11 @@ mod tests {
             let mut rest = batch;
             if l.learning() {
                 let Some(taken) = l.learn(batch, 0, answer) else {
-                    l.hold(batch.to_vec());
                     continue;
                 };
-                l.hold(batch[..taken].to_vec());
                 let (held, _) = l.take_held();
                 on = l.on();
-                for e in held.into_iter().flatten() {
+                for e in held {
                     if on {
                         l.delay(e, 0);
                         emit(&mut l, &mut out, false);
@@ -555,7 +545,7 @@ mod tests {
         l.stop();
         let (held, _) = l.take_held();
         on = l.on();
-        for e in held.into_iter().flatten() {
+        for e in held {
             if on {
                 l.delay(e, 0);
             } else {
