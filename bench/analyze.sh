@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Benchmarks `gen` and `analyze` (issues #3 and #4), all peers measured in the same run:
 #  - gen --scenario mixed --packets 2000000 --snaplen 128 (time);
-#  - analyze of that capture vs `tshark -q -z conv,udp` and `cat FILE > /dev/null`;
+#  - analyze of that capture vs `tshark -q -z conv,udp` and `cat FILE > /dev/null`, as
+#    `cargo build --release` builds it and as bench/pgo.sh does (profile-guided; skipped, and
+#    said so, without llvm-profdata or with PGO=0);
 #  - analyze of a ~1 GB full-payload capture (ICRC verified) in GB/s, RoCEv2 and InfiniBand;
 #  - peak RSS for 2M and 4M packets (memory must grow with flows, not packets).
 #  - the cache-line round trip between the two CPUs before and after the analyze/cat pairs
@@ -16,6 +18,15 @@ command -v tshark > /dev/null || { echo "bench/analyze.sh: tshark not found (apt
 mkdir -p bench/out
 cargo build --release --quiet
 bin=target/release/rdmascope
+# The profile-guided build (bench/pgo.sh), measured beside the plain one in the same rounds.
+pgo=""
+if [ "${PGO:-1}" != 0 ]; then
+  if bash bench/pgo.sh > /dev/null; then
+    pgo=target/pgo/release/rdmascope
+  else
+    echo "bench/analyze.sh: no profile-guided build (see bench/pgo.sh); the plain build only" >&2
+  fi
+fi
 # The round trip of a cache line between the two CPUs (bench/pingpong.rs): whether they share
 # an L3 moves the two-thread pass more than anything else on this VM.
 rustc -O --edition 2021 bench/pingpong.rs -o bench/out/pingpong
@@ -74,12 +85,20 @@ rt_before=$(bench/out/pingpong)
 pairs=$(for _ in $(seq "${N:-5}"); do
   s=$(date +%s.%N); cat $m2 > /dev/null; e=$(date +%s.%N); c=$(echo "$e - $s" | bc -l)
   s=$(date +%s.%N); $bin analyze --json $m2 > /dev/null 2>&1; e=$(date +%s.%N)
-  echo "$c $(echo "$e - $s" | bc -l)"
+  a=$(echo "$e - $s" | bc -l)
+  p=$a
+  if [ -n "$pgo" ]; then
+    s=$(date +%s.%N); $pgo analyze --json $m2 > /dev/null 2>&1; e=$(date +%s.%N)
+    p=$(echo "$e - $s" | bc -l)
+  fi
+  echo "$c $a $p"
 done)
 rt_after=$(bench/out/pingpong)
 cat_s=$(echo "$pairs" | awk '{print $1}' | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
 an_s=$(echo "$pairs" | awk '{print $2}' | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
 pair_ratio=$(echo "$pairs" | awk '{print $1 / $2}' | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+pgo_s=$(echo "$pairs" | awk '{print $3}' | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+pgo_ratio=$(echo "$pairs" | awk '{print $1 / $3}' | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
 ts_s=$(N=1 t tshark -n -q -r $m2 -z conv,udp)
 big_bytes=$(stat -c %s $big)
 big_s=$(t $bin analyze --json $big)
@@ -100,6 +119,10 @@ printf 'tshark -q -z conv,udp, same file:           %.2f s = %.2f Mpps\n' "$ts_s
 printf 'cat FILE > /dev/null, same file:            %.3f s\n' "$cat_s"
 printf 'ratio analyze / tshark conv:                %.1fx\n' "$(echo "$ts_s / $an_s" | bc -l)"
 printf 'analyze speed as a fraction of cat:         %.3f (median of the run-by-run ratios: %.3f)\n' "$(echo "$cat_s / $an_s" | bc -l)" "$pair_ratio"
+if [ -n "$pgo" ]; then
+  printf '  profile-guided build (bench/pgo.sh):      %.3f s = %.1f Mpps, %.3f of cat (median of the run-by-run ratios: %.3f)\n' \
+    "$pgo_s" "$(echo "2 / $pgo_s" | bc -l)" "$(echo "$cat_s / $pgo_s" | bc -l)" "$pgo_ratio"
+fi
 printf '  cache-line round trip between the two CPUs: %d ns before these runs, %d ns after\n' "$rt_before" "$rt_after"
 printf '  (bench/pingpong.rs: far apart, the two-thread pass slows and cat does not)\n'
 printf 'analyze %s bytes full payload + ICRC:   %.3f s = %.2f GB/s\n' "$big_bytes" "$big_s" "$(echo "$big_bytes / $big_s / 1000000000" | bc -l)"
