@@ -246,8 +246,8 @@ fn seen_key(psn: u32, damaged: bool) -> u32 {
 }
 
 /// Flows the list of flows first has room for: 480 KB of address space, touched only as flows
-/// come. Growing from 64 by eighths, a 935-flow capture's list was moved 14 times, with twice
-/// the page faults of the list itself (DESIGN §8, session 57).
+/// come. Growing from 64 by eighths, a 935-flow capture's list was moved 14 times (DESIGN §8,
+/// session 57).
 const FLOWS_RESERVED: usize = 1024;
 
 /// Answers remembered per flow to recognise the capture's copies of them ([`Resp::answers`]).
