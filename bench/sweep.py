@@ -215,6 +215,23 @@ begin at the first PSN not acknowledged):
   compared the rings in microseconds with the whole file in nanoseconds, and all 400 failed):
     -n 400  --seed 5635 --corrupt 0.001,0.08 --usec --split            0
     -n 400  --seed 5637 --corrupt 0.0,0.10 --usec --split --snaplens   0
+Added in session 57 (the binary of 8710017: no change to what the analysis reports):
+    -n 2000 --seed 5701 --corrupt 0.001,0.10                           1 (`lossy --seed 428428317
+                --link 10G --packets 29531 --ipv6 --corrupt-rate 0.0685`: one timeout more on
+                one flow, a deep-queue `lossy` case at 10G by its pattern, as 4702's)
+    -n 1000 --seed 5702 --corrupt 0.01,0.10 --links 10G,25G            0
+    -n 600  --seed 5703 --corrupt 0.001,0.05 --doubled 2000            0
+    -n 600  --seed 5704 --corrupt 0.001,0.08 --usec --split            3 (`mixed`, the storm
+                bound in microseconds: `--seed 106671933 --link 100G --packets 16375 --ipv6
+                --corrupt-rate 0.0151`, `--seed 877592623 --link 400G --packets 17189
+                --corrupt-rate 0.0065`, `--seed 593947621 --link 400G --packets 15123
+                --corrupt-rate 0.0157`; each reads right in nanoseconds)
+    -n 1000 --seed 5705 --corrupt 0.001,0.10 --scenarios ib            0
+    -n 1500 --seed 5706 --corrupt 0.001,0.08 --snaplens                0
+    -n 800  --seed 5707 --corrupt 0.001,0.10 --scenarios lossy,reorder,mixed,rnr  0
+    -n 300  --seed 5708 --corrupt 0.01,0.10 --doubled 300              0
+    -n 600  --seed 5709 --corrupt 0,0.05 --duration 200,20000          0
+    -n 1000 --seed 5710 --corrupt 0.001,0.10 --links 200G,400G         0
 """
 import argparse
 import concurrent.futures as cf
