@@ -1607,6 +1607,7 @@ impl Req {
     /// An acknowledgement at `ts` of every request up to PSN `last` (ACKs coalesce, IBTA
     /// §9.7.5.1.2): the requests with AckReq it answers leave the queue, their latency recorded
     /// for the flow and in `by_class` under the flow's connection class.
+    #[inline(always)]
     fn acknowledged(
         &mut self,
         last: u32,
@@ -2089,6 +2090,7 @@ impl Req {
         };
     }
 
+    #[inline(always)]
     fn close_message(&mut self, size: u64, op: Operation) {
         let m = &mut self.s.msgs;
         m.bytes += size;
@@ -4387,6 +4389,7 @@ impl Analyzer {
     }
 
     /// The requester flow a response flow answers: its peer, from CM or inferred from PSNs.
+    #[inline(always)]
     fn requester_of(&mut self, fi: usize, psn: Option<u32>) -> Option<usize> {
         if let Some(p) = self.flows[fi].peer() {
             return Some(p);
@@ -4495,7 +4498,7 @@ impl Analyzer {
     /// before their answers, each answered alike. UD packets are not checked: a flow's key has
     /// no source QP, and UD QPs of one node sending to one QP may well be at the same PSN at
     /// once.
-    #[inline]
+    #[inline(always)]
     fn response_copy(&mut self, fi: usize, e: &Event, bth: Bth) -> bool {
         let aeth = e.aeth.map_or(0, |a| {
             u64::from(a.syndrome) << 24 | u64::from(a.msn & 0xff_ffff)
