@@ -887,6 +887,7 @@ fn latency_histogram() -> Histogram<u32> {
 }
 
 impl Lat {
+    #[inline(always)]
     fn record(&mut self, v: u64) {
         let v = v.clamp(1, MAX_LATENCY_NS);
         match self {
@@ -962,6 +963,7 @@ impl Lat {
     }
 }
 
+#[inline(always)]
 fn record(h: &mut Lat, v: u64) {
     h.record(v);
 }
@@ -2179,6 +2181,7 @@ impl MsgStats {
     }
 
     /// Counts a message of `size` bytes under the power of two at or above it.
+    #[inline(always)]
     fn add_size(&mut self, size: u64) {
         // Sizes past 2^63 (never reached: they sum packet payloads) count under 2^63.
         let exp = u64::from(
