@@ -6,7 +6,8 @@
 #     128 bytes and whole, with seeds and lengths unlike the benchmark's captures;
 #  3. llvm-profdata merges the counts;
 #  4. the release build is made again with them (`-Cprofile-use`): LLVM lays out the hot paths
-#     and allocates registers by the counts (DESIGN §8: about 7% off a 2M-packet pass).
+#     and allocates registers by the counts (DESIGN §8: 1–5% off a 2M-packet pass since the
+#     plain build inlines what the profile inlined; 7% before).
 #
 # The plain `cargo build --release` needs none of this. llvm-profdata comes from rustup's
 # llvm-tools component (its LLVM is rustc's own; `rustup component add llvm-tools`), else from
