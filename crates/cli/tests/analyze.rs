@@ -102,6 +102,13 @@ fn matches_truth(name: &str, scenario: &str, n: u32, extra: &[&str]) -> Value {
     r
 }
 
+/// [`matches_truth`] for a case a sweep of random `gen` cases found (`bench/sweep.py`), its
+/// `gen` options as the sweep prints them.
+fn sweep_case(name: &str, scenario: &str, n: u32, gen_options: &str) -> Value {
+    let opts: Vec<&str> = gen_options.split_whitespace().collect();
+    matches_truth(name, scenario, n, &opts)
+}
+
 /// Classic pcap file `ns` (little-endian, nanoseconds, as `gen` writes) written again to `us`
 /// in microseconds, as `tcpdump` writes by default: each record's fraction of a second cut to
 /// whole microseconds.
@@ -637,15 +644,12 @@ fn retries_never_answered_while_the_responder_is_heard_are_timeouts() {
 /// options found the truth expecting it from the seven alone).
 #[test]
 fn seven_retries_that_go_on_to_new_requests_exceed_nothing() {
-    let opts = [
-        "--seed",
-        "81866953",
-        "--link",
-        "100G",
-        "--corrupt-rate",
-        "0.1409",
-    ];
-    let r = matches_truth("lossy-seven-retries", "lossy", 34324, &opts);
+    let r = sweep_case(
+        "lossy-seven-retries",
+        "lossy",
+        34324,
+        "--seed 81866953 --link 100G --corrupt-rate 0.1409",
+    );
     let most = r["flows"].as_array().unwrap().iter();
     assert_eq!(
         most.filter_map(|f| f["timeouts_in_a_row"].as_u64()).max(),
@@ -660,19 +664,12 @@ fn seven_retries_that_go_on_to_new_requests_exceed_nothing() {
 /// remembered (a sweep over random options found it).
 #[test]
 fn a_re_read_behind_many_damaged_responses_is_no_copy() {
-    let opts = [
-        "--seed",
-        "1056466992",
-        "--link",
-        "400G",
-        "--vlan",
-        "7",
-        "--pcp",
-        "1",
-        "--corrupt-rate",
-        "0.1431",
-    ];
-    let r = matches_truth("lossy-400g-damaged", "lossy", 24561, &opts);
+    let r = sweep_case(
+        "lossy-400g-damaged",
+        "lossy",
+        24561,
+        "--seed 1056466992 --link 400G --vlan 7 --pcp 1 --corrupt-rate 0.1431",
+    );
     assert!(with_code(&r, "capture.duplicates").is_empty());
 }
 
@@ -683,15 +680,12 @@ fn a_re_read_behind_many_damaged_responses_is_no_copy() {
 /// (a sweep found it counted one).
 #[test]
 fn a_go_back_past_a_read_answered_again_is_no_timer_retry() {
-    let opts = [
-        "--seed",
-        "48849334",
-        "--link",
-        "200G",
-        "--corrupt-rate",
-        "0.0163",
-    ];
-    let r = matches_truth("misconfig-read-gap", "misconfig", 37578, &opts);
+    let r = sweep_case(
+        "misconfig-read-gap",
+        "misconfig",
+        37578,
+        "--seed 48849334 --link 200G --corrupt-rate 0.0163",
+    );
     let flow = flow_of(&r, "10.0.0.38", "10.0.0.39", 2888);
     assert_eq!(flow["retransmitted_packets"], 1000);
     assert_eq!(flow["timeouts_in_a_row"], 0);
@@ -703,15 +697,12 @@ fn a_go_back_past_a_read_answered_again_is_no_timer_retry() {
 /// retry (a sweep found it counted one: the NAK was taken as served by the jump).
 #[test]
 fn a_pass_onto_a_nak_s_psn_before_the_nak_could_turn_is_no_nak_pass() {
-    let opts = [
-        "--seed",
-        "565941807",
-        "--link",
-        "25G",
-        "--corrupt-rate",
-        "0.0427",
-    ];
-    let r = matches_truth("mixed-nak-turn", "mixed", 34807, &opts);
+    let r = sweep_case(
+        "mixed-nak-turn",
+        "mixed",
+        34807,
+        "--seed 565941807 --link 25G --corrupt-rate 0.0427",
+    );
     let flow = flow_of(&r, "10.0.0.1", "10.0.0.2", 264);
     assert_eq!(flow["retransmitted_packets"], 85);
     assert_eq!(flow["timeouts_in_a_row"], 0);
@@ -723,15 +714,12 @@ fn a_pass_onto_a_nak_s_psn_before_the_nak_could_turn_is_no_nak_pass() {
 /// not the capture's copies (a sweep found half the retransmissions read as copies).
 #[test]
 fn resends_of_nearly_every_request_are_no_copies_at_a_lag() {
-    let opts = [
-        "--seed",
-        "264314439",
-        "--link",
-        "400G",
-        "--corrupt-rate",
-        "0.0770",
-    ];
-    let r = matches_truth("ib-400g-damaged", "ib", 23136, &opts);
+    let r = sweep_case(
+        "ib-400g-damaged",
+        "ib",
+        23136,
+        "--seed 264314439 --link 400G --corrupt-rate 0.0770",
+    );
     assert!(with_code(&r, "capture.duplicates").is_empty());
 }
 
@@ -741,19 +729,12 @@ fn resends_of_nearly_every_request_are_no_copies_at_a_lag() {
 /// one, as a packet beyond the PSN the NAK named).
 #[test]
 fn a_nak_s_pass_from_the_first_psn_not_acknowledged_is_no_copy() {
-    let opts = [
-        "--seed",
-        "814549223",
-        "--link",
-        "10G",
-        "--vlan",
-        "7",
-        "--pcp",
-        "5",
-        "--corrupt-rate",
-        "0.0528",
-    ];
-    let r = matches_truth("clean-nak-acked", "clean", 33432, &opts);
+    let r = sweep_case(
+        "clean-nak-acked",
+        "clean",
+        33432,
+        "--seed 814549223 --link 10G --vlan 7 --pcp 5 --corrupt-rate 0.0528",
+    );
     assert!(with_code(&r, "capture.duplicates").is_empty());
 }
 
@@ -824,17 +805,12 @@ fn a_pause_within_a_microsecond_of_the_storm_bound_is_no_storm() {
 /// options found it).
 #[test]
 fn a_rej_at_the_capture_s_end_is_a_reject() {
-    let opts = [
-        "--seed",
-        "491642",
-        "--link",
-        "25G",
-        "--snaplen",
-        "256",
-        "--vlan",
-        "1156",
-    ];
-    let r = matches_truth("mixed-rej-at-end", "mixed", 1000, &opts);
+    let r = sweep_case(
+        "mixed-rej-at-end",
+        "mixed",
+        1000,
+        "--seed 491642 --link 25G --snaplen 256 --vlan 1156",
+    );
     assert_eq!(with_code(&r, "cm.reject").len(), 1);
 }
 
