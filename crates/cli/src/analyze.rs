@@ -4,11 +4,12 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use rdmascope_analyze::report::{Finding, Report, Severity};
-use rdmascope_analyze::{Analyzer, Batch, Config, FileCut, Node, PacketMeta};
+use rdmascope_analyze::{Analyzer, Batch, Config, Event, FileCut, Node, PacketMeta};
 use rdmascope_capture::{CaptureError, CaptureReader, Chunk};
 
 use crate::gen::parse_speed;
@@ -132,6 +133,8 @@ struct Batches {
     ready: BTreeMap<u64, Batch>,
     /// Analysed batches to decode into, the longest unused first.
     spare: VecDeque<Batch>,
+    /// The decoder runs, held to its CPU (or could not be).
+    decoder_started: bool,
     /// The decoder has left (done, failed or panicked).
     decoder_done: bool,
     /// A failure or a panic on either side: the other stops.
@@ -158,6 +161,65 @@ impl Batches {
 /// chunk when batches were reused at once.
 const POOL: usize = 12;
 
+/// Bytes of events the decoder writes into new batches, before it reuses analysed ones, when
+/// the two threads' CPUs share no cache (a cache line's round trip between them above
+/// [`FAR_NS`]). In a rotation of [`POOL`] batches, a batch the analyser read is still in its
+/// CPUs' L3 when the decoder writes into it again, and each line written is then taken from
+/// that far cache: the decoder took twice as long. With the rotation past the L3 of one CCD
+/// (32 MB on the EPYC this was measured on), the lines come from memory instead, which adds
+/// as much to the peak RSS. Where the CPUs share an L3, taking lines from it is cheaper than
+/// from memory, and the small rotation is faster (DESIGN §8, session 58).
+const FAR_BYTES: usize = 32 << 20;
+
+/// A cache line's round trip above which the two CPUs share no cache: 60–200 ns between two
+/// vCPUs of this VM sharing an L3, 320–440 ns when not.
+const FAR_NS: u64 = 250;
+
+/// Round trips measured, and the spins after which a thread gives up waiting for the other
+/// (descheduled), the round trip then unknown.
+const ROUND_TRIPS: u64 = 64;
+const PATIENCE: u32 = 1 << 20;
+
+/// The round trip of a cache line between the decoder (`lead`) and the analyser, in ns, as
+/// the leader measures it (the other returns `None`, as both do when one gives up). The
+/// follower first says it is there, so the leader times only the round trips.
+fn round_trip(ball: &AtomicU64, lead: bool) -> Option<u64> {
+    const GAVE_UP: u64 = u64::MAX;
+    let wait_for = |v: u64| {
+        for _ in 0..PATIENCE {
+            match ball.load(Ordering::Acquire) {
+                x if x == v => return true,
+                GAVE_UP => return false,
+                _ => std::hint::spin_loop(),
+            }
+        }
+        ball.store(GAVE_UP, Ordering::Release);
+        false
+    };
+    if !lead {
+        ball.store(1, Ordering::Release);
+    } else if !wait_for(1) {
+        return None;
+    }
+    let start = Instant::now();
+    for i in 0..ROUND_TRIPS {
+        let (ping, pong) = (2 * i + 2, 2 * i + 3);
+        if lead {
+            ball.store(ping, Ordering::Release);
+            if !wait_for(pong) {
+                return None;
+            }
+        } else {
+            if !wait_for(ping) {
+                return None;
+            }
+            ball.store(pong, Ordering::Release);
+        }
+    }
+    let ns = start.elapsed().as_nanos() / u128::from(ROUND_TRIPS);
+    lead.then(|| u64::try_from(ns).unwrap_or(u64::MAX))
+}
+
 /// How long the analyser spins for the next batch before it sleeps: one usually comes within
 /// microseconds, and a sleep and a wake-up cost more than that.
 const SPIN: u32 = 20_000;
@@ -173,6 +235,21 @@ pub fn analyze_files(
     no_crc: bool,
     max_flows: Option<usize>,
     interface: Option<u32>,
+) -> Result<Report> {
+    let args = (link, roce_ports, no_crc, max_flows, interface);
+    two_threads(files, args, None)
+}
+
+/// The options of [`analyze_files`] after its files.
+type PassArgs<'a> = (Option<u64>, &'a [u16], bool, Option<usize>, Option<u32>);
+
+/// [`analyze_files`]; `far`: the events the decoder decodes into new batches before it
+/// reuses analysed ones, as when the two CPUs share no cache (`FAR_BYTES`), or `None` to
+/// measure how far apart they are.
+fn two_threads(
+    files: &[String],
+    (link, roce_ports, no_crc, max_flows, interface): PassArgs<'_>,
+    far: Option<usize>,
 ) -> Result<Report> {
     let opts = crate::show::decode_options(roce_ports, no_crc)?;
     let source = Mutex::new(Source {
@@ -190,6 +267,7 @@ pub fn analyze_files(
         spare: (0..POOL)
             .map(|_| Batch::with_capacity(CHUNK_RECORDS))
             .collect(),
+        decoder_started: false,
         decoder_done: false,
         abort: false,
         sleeping: 0,
@@ -248,12 +326,23 @@ pub fn analyze_files(
 
     // Each thread on a CPU of its own (`pin`), the analyser on the one the pass began on.
     let first = crate::pin::here();
+    let ball = AtomicU64::new(0);
     let decoder = || -> Result<()> {
-        let _pinned = first.and_then(crate::pin::pin_apart);
         let mut leave = leave(true);
+        let _pinned = first.and_then(crate::pin::pin_apart);
+        lock(&batches).decoder_started = true;
+        changed.notify_all();
+        // Far from the analyser's CPU, `FAR_BYTES` of events into new batches first.
+        let apart = first.and_then(|_| round_trip(&ball, true));
+        let mut fresh = far.unwrap_or(match apart {
+            Some(ns) if ns > FAR_NS => FAR_BYTES / size_of::<Event>(),
+            _ => 0,
+        });
         let mut chunk = Chunk::default();
         while let Some((turn, first, file, unit)) = take(&mut chunk)? {
-            let mut batch = {
+            let mut batch = if fresh > 0 {
+                Batch::with_capacity(CHUNK_RECORDS)
+            } else {
                 let mut b = lock(&batches);
                 loop {
                     if b.abort {
@@ -266,6 +355,7 @@ pub fn analyze_files(
                 }
             };
             decode(&chunk, (first, file, unit), &mut batch);
+            fresh = fresh.saturating_sub(batch.events().len());
             // Published under the lock, where a waiting analyser checks.
             let mut b = lock(&batches);
             b.ready.insert(turn, batch);
@@ -276,6 +366,11 @@ pub fn analyze_files(
                 changed.notify_all();
             }
         }
+        // Every chunk is taken: the batches in rotation are let go here, beside the analyser's
+        // last ones (dropping a batch reads each event's boxed fields: 0.6 ms for `POOL`
+        // batches after the pass, 8 ms for a far rotation's).
+        let idle = std::mem::take(&mut lock(&batches).spare);
+        drop(idle);
         leave.clean = true;
         Ok(())
     };
@@ -292,6 +387,21 @@ pub fn analyze_files(
     };
     let analyser = || -> Result<Analyzer> {
         let _pinned = first.and_then(|h| crate::pin::pin(h.cpu));
+        // Held to its CPU, it waits for the decoder to hold itself to its own: the kernel
+        // queues a new thread on its parent's CPU, where, behind the busy analyser, it waited
+        // 2–4 ms for another CPU to take it. Waiting, the analyser lets it run at once, and
+        // wakes on its own CPU. Then the two measure how far apart they are.
+        if first.is_some() {
+            let mut b = lock(&batches);
+            while !(b.decoder_started || b.decoder_done || b.abort) {
+                b = Batches::wait(b, &changed);
+            }
+            let started = b.decoder_started;
+            drop(b);
+            if started {
+                round_trip(&ball, false);
+            }
+        }
         let mut leave = leave(false);
         let mut an = Analyzer::new(Config {
             link_bps: link,
@@ -320,7 +430,8 @@ pub fn analyze_files(
             if !waiting && !read_all {
                 match take(&mut chunk)? {
                     Some((turn, first, file, unit)) => {
-                        let pooled = lock(&batches).spare.pop_front();
+                        // The batch analysed last, whose lines this CPU's cache holds.
+                        let pooled = lock(&batches).spare.pop_back();
                         let mut batch =
                             pooled.unwrap_or_else(|| Batch::with_capacity(CHUNK_RECORDS));
                         decode(&chunk, (first, file, unit), &mut batch);
@@ -755,6 +866,48 @@ pub fn render_text(r: &Report, top: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The round trip between two threads is measured by the leader, and nobody waits for a
+    /// thread that never comes.
+    #[test]
+    fn round_trip_is_measured_and_nobody_waits_forever() {
+        let ball = AtomicU64::new(0);
+        let (lead, follow) = std::thread::scope(|s| {
+            let f = s.spawn(|| round_trip(&ball, false));
+            (round_trip(&ball, true), f.join().unwrap())
+        });
+        assert!(lead.is_some_and(|ns| ns > 0), "{lead:?}");
+        assert_eq!(follow, None);
+        assert_eq!(round_trip(&AtomicU64::new(0), true), None, "alone");
+        assert_eq!(round_trip(&AtomicU64::new(0), false), None, "alone");
+    }
+
+    /// Batches rotated as between CPUs far apart (new ones first, then the oldest reused)
+    /// analyse every capture as the rotation of `POOL` does.
+    #[test]
+    fn a_far_rotation_reads_the_same() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples");
+        let mut files: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+            .filter(|p| p.ends_with(".pcap") || p.ends_with(".pcapng"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 10, "{files:?}");
+        let args = (None, &[][..], false, None, None);
+        let report = |far| two_threads(&files, args, far).unwrap();
+        let near = report(Some(0));
+        assert!(
+            near.capture.rdma_packets > 40_000,
+            "{}",
+            near.capture.rdma_packets
+        );
+        let near = serde_json::to_string(&near).unwrap();
+        for events in [1, 3000, 1 << 20] {
+            let far = serde_json::to_string(&report(Some(events))).unwrap();
+            assert!(far == near, "{events} events in new batches");
+        }
+    }
 
     /// The summary names READs re-read for missing responses only when there were some.
     #[test]
