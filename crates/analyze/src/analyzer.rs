@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::fxhash::FxHashMap as HashMap;
 use crate::fxhash::FxHashSet as HashSet;
-use crate::late::LateCopies;
+use crate::late::{LagCopies, Lags, LateCopies};
 
 use hdrhistogram::Histogram;
 use rdmascope_wire::bth::psn_diff;
@@ -97,6 +97,9 @@ pub struct Config {
     /// flows go into the totals only, so that a capture of garbage in which every packet
     /// starts a flow cannot take all the memory.
     pub max_flows: Option<usize>,
+    /// How the capture's copies at a lag are looked for: the first packets held back while
+    /// sampled, unless set ([`LagCopies`]).
+    pub lag_copies: LagCopies,
 }
 
 /// Flows analysed one by one unless [`Config::max_flows`] says otherwise: 262,144 one-packet
@@ -131,7 +134,7 @@ const UNTRACKED: usize = usize::MAX;
 /// receiving HCA drops it, and read as it is it would be a jump over millions of PSNs or a
 /// resend after a timeout, so it is counted (packets, bytes, opcode, ICRC), not tracked. After
 /// [`RESTART_IDLE_NS`] of silence the QP number carries a new connection (see
-/// [`Analyzer::restart`]).
+/// [`Analyzer::run_again`]).
 const FAR_PSN: u32 = crate::psn::WINDOW_PSNS;
 
 /// UD packets a flow remembers to tell the capture's copies of them (see `Req::ud_seen`).
@@ -2075,7 +2078,7 @@ impl Req {
         copy
     }
 
-    /// A new connection on the flow's QP number ([`Analyzer::restart`]): its PSNs start
+    /// A new connection on the flow's QP number ([`Analyzer::run_again`]): its PSNs start
     /// afresh, and nothing the old one left outstanding (requests waiting for an answer, an
     /// open message, a NAK, a gap, a CE mark) is carried over. The summary's counters stay.
     fn restart(&mut self) {
@@ -2754,7 +2757,7 @@ pub struct Analyzer {
     pub(crate) cut_before_bth: (u64, Vec<u64>),
     /// ACKs and NAKs cut before the end of their AETH, and frames of some.
     pub(crate) cut_before_aeth: (u64, Vec<u64>),
-    /// Request flows that started their PSNs afresh ([`Analyzer::restart`]): how often, the
+    /// Request flows that started their PSNs afresh ([`Analyzer::run_again`]): how often, the
     /// first frames, and the first flows.
     pub(crate) psn_restarts: (u64, Vec<u64>),
     pub(crate) restart_flows: Vec<usize>,
@@ -2770,6 +2773,9 @@ pub struct Analyzer {
     /// (also counted in `duplicates`).
     late: LateCopies,
     pub(crate) late_copies: u64,
+    /// Copies at a lag found by a sample that did not hold its events back
+    /// ([`LagCopies::Speculate`]): the pass stopped there, to be run again.
+    run_again: Option<Lags>,
     /// Frames of flows read at another capture point ([`Analyzer::other_point`]), their
     /// flows, and the capture points seen (interface IDs, the first [`SKIPPED_NAMED`]).
     pub(crate) other_points: (u64, Vec<u64>),
@@ -3148,8 +3154,9 @@ impl Analyzer {
             duplicate_flows: Vec::new(),
             doubled: false,
             early_passes: false,
-            late: LateCopies::default(),
+            late: LateCopies::new(cfg.lag_copies),
             late_copies: 0,
+            run_again: None,
             other_points: (0, Vec::new()),
             other_point_flows: Vec::new(),
             points: Vec::new(),
@@ -3329,6 +3336,9 @@ impl Analyzer {
         if self.late.holding().is_some_and(|f| f != file) {
             self.late_flush();
         }
+        if self.run_again.is_some() {
+            return;
+        }
         self.add_totals(totals);
         self.file_point(file, totals);
         self.file_span(file, totals);
@@ -3368,7 +3378,16 @@ impl Analyzer {
         if self.late.learning() {
             let kinds = self.kinds;
             let answer = |op: u8| matches!(kinds[usize::from(op)], Kind::Ack | Kind::ReadResponse);
-            let Some(taken) = self.late.learn(events, file, answer) else {
+            let taken = self.late.learn(events, file, answer);
+            if self.late.speculating() {
+                // Analysed at once, unless the sample found copies: the pass then stops.
+                self.run_again = self.late.found();
+                if self.run_again.is_none() {
+                    self.analyse(events, &[]);
+                }
+                return;
+            }
+            let Some(taken) = taken else {
                 return;
             };
             self.feed_held();
@@ -3378,7 +3397,11 @@ impl Analyzer {
             return self.analyse(events, &[]);
         }
         for e in events {
-            self.late.delay(e.clone(), file);
+            // Known from a pass that speculated: the first release where the held events'
+            // came.
+            if self.late.delay(e.clone(), file) {
+                self.late_release(false);
+            }
         }
         self.late_release(false);
     }
@@ -3401,6 +3424,9 @@ impl Analyzer {
     /// Analyses the events [`LateCopies`] delayed whose copies have all come (`all`: every
     /// one, at the end of an input file).
     fn late_release(&mut self, all: bool) {
+        if !all && !self.late.releasing() {
+            return;
+        }
         let (mut events, mut copies) = (Vec::new(), Vec::new());
         while let Some((e, copy)) = self.late.release(all) {
             events.push(e);
@@ -3412,8 +3438,29 @@ impl Analyzer {
     /// Analyses every event [`LateCopies`] holds: the input ends, or another file begins.
     fn late_flush(&mut self) {
         self.late.stop();
+        if self.late.speculating() && self.run_again.is_none() {
+            self.run_again = self.late.found();
+        }
+        if self.run_again.is_some() {
+            return;
+        }
         self.feed_held();
         self.late_release(true);
+    }
+
+    /// The input ended (before [`Analyzer::finish`]): the sample for copies at a lag decides
+    /// if it has not yet. Speculating ([`LagCopies::Speculate`]), ask [`Analyzer::run_again`]
+    /// then.
+    pub fn end_of_input(&mut self) {
+        self.late_flush();
+    }
+
+    /// Speculating ([`LagCopies::Speculate`]): the lags of the capture's copies at a lag, once
+    /// its first packets showed them. The analysis stopped there, and gives a wrong report: run
+    /// it again from the start of the input with `Config::lag_copies` set to
+    /// `LagCopies::Known` of these.
+    pub fn run_again(&self) -> Option<Lags> {
+        self.run_again
     }
 
     /// Loads the state of `e`'s flow into the cache ahead of [`Analyzer::event`].

@@ -17,4 +17,5 @@ pub use analyzer::{
     Analyzer, Batch, Bth, Config, Dcb, Event, ExtWord, FileCut, LinkFrame, Node, PacketMeta,
 };
 pub use findings::application;
+pub use late::{LagCopies, Lags};
 pub use report::Report;

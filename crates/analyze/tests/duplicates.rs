@@ -6,7 +6,7 @@
 mod common;
 
 use common::{evidence, generated_events, report, scenario_events, TRANSPORT_SCENARIOS};
-use rdmascope_analyze::{Analyzer, Batch, Config, Event, PacketMeta};
+use rdmascope_analyze::{Analyzer, Batch, Config, Event, LagCopies, Lags, PacketMeta};
 use rdmascope_synth::{GenOptions, Scenario};
 use serde_json::Value;
 
@@ -600,4 +600,73 @@ fn a_capture_held_twice_reads_the_same_in_any_chunks() {
             .collect();
         assert!(reports.windows(2).all(|w| w[0] == w[1]), "unit {unit}");
     }
+}
+
+/// The report of `evs` fed in batches of `n` events, their files changing at `split`, copies
+/// at a lag looked for as `lag` says: the report, or the lags found while speculating.
+fn report_of(evs: &[Event], n: usize, split: usize, lag: LagCopies) -> Result<String, Lags> {
+    let mut a = Analyzer::new(Config {
+        lag_copies: lag,
+        ..Config::default()
+    });
+    for (file, part) in [&evs[..split], &evs[split..]].into_iter().enumerate() {
+        for chunk in part.chunks(n) {
+            let mut b = Batch::default();
+            b.set_file(file as u32, 1);
+            for e in chunk {
+                b.push(e.clone());
+            }
+            a.feed(&mut b);
+            if let Some(l) = a.run_again() {
+                return Err(l);
+            }
+        }
+    }
+    a.end_of_input();
+    match a.run_again() {
+        Some(l) => Err(l),
+        None => Ok(serde_json::to_string(&a.finish()).expect("report serialises")),
+    }
+}
+
+/// Analysed at once while sampled, and read again with the lags known when the sample found
+/// copies, a capture reads as when its first packets were held back: held twice at lags
+/// short and long, in time order or each copy right behind its frame, damaged or not, in
+/// batches of several sizes, in one file or two (the sample decides when the first ends).
+#[test]
+fn speculating_and_reading_again_reads_as_holding_back() {
+    let mut found = 0;
+    for (scenario, seed, packets, rate) in [
+        (Scenario::Mixed, 140_130_930, 8_776, 0.0300),
+        (Scenario::Lossy, 1_054_916_739, 17_579, 0.0478),
+        (Scenario::Clean, 7, 12_000, 0.0),
+        (Scenario::Reorder, 11, 6_000, 0.01),
+    ] {
+        let evs = damaged_events(scenario, seed, packets, rate);
+        assert!(evs.len() > 5_000, "{scenario:?}: {} events", evs.len());
+        let cases = [
+            (evs.clone(), false),
+            (doubled_by(&evs, LAG), true),
+            (doubled_by(&evs, 20_000), true),
+            (trailed(&evs, 10_000), true),
+        ];
+        for (capture, doubled) in cases {
+            for (n, split) in [(230, capture.len()), (1_900, capture.len()), (1_900, 3_000)] {
+                let name = format!("{scenario:?} seed {seed}, {n}, split {split}");
+                let held = report_of(&capture, n, split, LagCopies::Hold).expect("held back");
+                let again = match report_of(&capture, n, split, LagCopies::Speculate) {
+                    Ok(report) => {
+                        assert!(!doubled || split < capture.len(), "{name}: copies missed");
+                        report
+                    }
+                    Err(lags) => {
+                        found += 1;
+                        report_of(&capture, n, split, LagCopies::Known(lags)).expect("known")
+                    }
+                };
+                assert!(held == again, "{name}");
+            }
+        }
+    }
+    assert!(found >= 20, "{found} passes read again");
 }

@@ -66,6 +66,7 @@ fn report(
         link_bps: link,
         files: vec!["robustness".into()],
         max_flows,
+        ..Config::default()
     });
     let mut b = Batch::default();
     b.set_file(0, unit);

@@ -9,7 +9,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use comfy_table::{presets, Cell, CellAlignment, Table};
 use rdmascope_analyze::report::{Finding, Report, Severity};
-use rdmascope_analyze::{Analyzer, Batch, Config, Event, FileCut, Node, PacketMeta};
+use rdmascope_analyze::{
+    Analyzer, Batch, Config, Event, FileCut, LagCopies, Lags, Node, PacketMeta,
+};
 use rdmascope_capture::{CaptureError, CaptureReader, Chunk};
 
 use crate::gen::parse_speed;
@@ -237,20 +239,39 @@ pub fn analyze_files(
     interface: Option<u32>,
 ) -> Result<Report> {
     let args = (link, roce_ports, no_crc, max_flows, interface);
-    two_threads(files, args, None)
+    pass(files, args, None)
+}
+
+/// [`analyze_files`], `far` as [`two_threads`] takes it. Files that can be read twice (not
+/// standard input, a pipe or a device) are analysed while the sample for copies at a lag is
+/// taken ([`LagCopies::Speculate`]); if it finds some, they are read again, the lags known.
+fn pass(files: &[String], args: PassArgs<'_>, far: Option<usize>) -> Result<Report> {
+    let twice = |f: &String| f != "-" && std::fs::metadata(f).is_ok_and(|m| m.is_file());
+    let lag = if files.iter().all(twice) {
+        LagCopies::Speculate
+    } else {
+        LagCopies::Hold
+    };
+    match two_threads(files, args, far, lag)? {
+        Ok(report) => Ok(report),
+        Err(lags) => two_threads(files, args, far, LagCopies::Known(lags))?
+            .map_err(|_| anyhow::anyhow!("the second pass over the capture asked for a third")),
+    }
 }
 
 /// The options of [`analyze_files`] after its files.
 type PassArgs<'a> = (Option<u64>, &'a [u16], bool, Option<usize>, Option<u32>);
 
-/// [`analyze_files`]; `far`: the events the decoder decodes into new batches before it
-/// reuses analysed ones, as when the two CPUs share no cache (`FAR_BYTES`), or `None` to
-/// measure how far apart they are.
+/// One pass of [`analyze_files`], copies at a lag looked for as `lag` says: the report, or
+/// the lags of such copies when speculating found them (the pass then stopped early). `far`:
+/// the events the decoder decodes into new batches before it reuses analysed ones, as when
+/// the two CPUs share no cache (`FAR_BYTES`), or `None` to measure how far apart they are.
 fn two_threads(
     files: &[String],
     (link, roce_ports, no_crc, max_flows, interface): PassArgs<'_>,
     far: Option<usize>,
-) -> Result<Report> {
+    lag: LagCopies,
+) -> Result<Result<Report, Lags>> {
     let opts = crate::show::decode_options(roce_ports, no_crc)?;
     let source = Mutex::new(Source {
         files,
@@ -407,6 +428,7 @@ fn two_threads(
             link_bps: link,
             files: files.to_vec(),
             max_flows,
+            lag_copies: lag,
         });
         let mut next = 0u64;
         let mut chunk = Chunk::default();
@@ -424,6 +446,9 @@ fn two_threads(
                 an.feed(&mut batch);
                 next += 1;
                 spare(batch);
+                if an.run_again().is_some() {
+                    break;
+                }
                 continue;
             }
             // Nothing decoded is waiting: decode the next chunk here rather than idle.
@@ -439,6 +464,9 @@ fn two_threads(
                             an.feed(&mut batch);
                             next += 1;
                             spare(batch);
+                            if an.run_again().is_some() {
+                                break;
+                            }
                         } else {
                             lock(&batches).ready.insert(turn, batch);
                         }
@@ -468,7 +496,8 @@ fn two_threads(
                 drop(Batches::wait(b, &changed));
             }
         }
-        leave.clean = true;
+        // Copies at a lag found while speculating: this pass is over, the decoder stops too.
+        leave.clean = an.run_again().is_none();
         Ok(an)
     };
 
@@ -490,8 +519,20 @@ fn two_threads(
         (analysed, decoded)
     });
     // The decoder's error says where the capture went wrong; the analyser's only that it stopped.
-    decoded?;
-    let mut an = analysed?;
+    let mut an = match analysed {
+        // The decoder was stopped: this pass is over.
+        Ok(an) if an.run_again().is_some() => an,
+        analysed => {
+            decoded?;
+            analysed?
+        }
+    };
+    if lag == LagCopies::Speculate {
+        an.end_of_input();
+    }
+    if let Some(lags) = an.run_again() {
+        return Ok(Err(lags));
+    }
     for cut in source.into_inner().unwrap_or_else(|e| e.into_inner()).cuts {
         eprintln!(
             "rdmascope: warning: {}: {}; the {} packets before it are analysed",
@@ -501,7 +542,7 @@ fn two_threads(
         );
         an.file_cut(cut);
     }
-    Ok(an.finish())
+    Ok(Ok(an.finish()))
 }
 
 /// Locks `m`, also after a panic elsewhere (the state stays consistent: every update is whole).
@@ -895,7 +936,7 @@ mod tests {
         files.sort();
         assert!(files.len() >= 10, "{files:?}");
         let args = (None, &[][..], false, None, None);
-        let report = |far| two_threads(&files, args, far).unwrap();
+        let report = |far| pass(&files, args, far).unwrap();
         let near = report(Some(0));
         assert!(
             near.capture.rdma_packets > 40_000,
