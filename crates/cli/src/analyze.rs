@@ -182,9 +182,10 @@ const FAR_NS: u64 = 250;
 const ROUND_TRIPS: u64 = 64;
 const PATIENCE: u32 = 1 << 20;
 
-/// The round trip of a cache line between the decoder (`lead`) and the analyser, in ns, as
-/// the leader measures it (the other returns `None`, as both do when one gives up). The
-/// follower first says it is there, so the leader times only the round trips.
+/// The round trip of a cache line between the decoder (`lead`) and the analyser, in ns (the
+/// median of [`ROUND_TRIPS`]), as the leader measures it (the other returns `None`, as both
+/// do when one gives up). The follower first says it is there, so the leader times only the
+/// round trips.
 fn round_trip(ball: &AtomicU64, lead: bool) -> Option<u64> {
     const GAVE_UP: u64 = u64::MAX;
     let wait_for = |v: u64| {
@@ -203,7 +204,8 @@ fn round_trip(ball: &AtomicU64, lead: bool) -> Option<u64> {
     } else if !wait_for(1) {
         return None;
     }
-    let start = Instant::now();
+    let mut trips = [0u64; ROUND_TRIPS as usize];
+    let mut last = Instant::now();
     for i in 0..ROUND_TRIPS {
         let (ping, pong) = (2 * i + 2, 2 * i + 3);
         if lead {
@@ -211,6 +213,10 @@ fn round_trip(ball: &AtomicU64, lead: bool) -> Option<u64> {
             if !wait_for(pong) {
                 return None;
             }
+            let now = Instant::now();
+            let ns = now.duration_since(last).as_nanos();
+            trips[i as usize] = u64::try_from(ns).unwrap_or(u64::MAX);
+            last = now;
         } else {
             if !wait_for(ping) {
                 return None;
@@ -218,8 +224,10 @@ fn round_trip(ball: &AtomicU64, lead: bool) -> Option<u64> {
             ball.store(pong, Ordering::Release);
         }
     }
-    let ns = start.elapsed().as_nanos() / u128::from(ROUND_TRIPS);
-    lead.then(|| u64::try_from(ns).unwrap_or(u64::MAX))
+    // The median: a thread held back by the host or by another process for a while (a
+    // whole time slice, milliseconds) lengthens a few round trips, not half of them.
+    trips.sort_unstable();
+    lead.then_some(trips[trips.len() / 2])
 }
 
 /// How long the analyser spins for the next batch before it sleeps: one usually comes within
