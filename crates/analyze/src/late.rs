@@ -290,10 +290,6 @@ impl LateCopies {
                     self.held.reserve_exact(HELD);
                 }
                 self.sample.reserve_exact(SAMPLE_MAX);
-                // The map too: each time it grew it faulted a new table in (a fifth of the
-                // sample's page faults). The order of its keys decides nothing: each key's
-                // packets are matched among themselves.
-                self.last_of.reserve(SAMPLE_MAX);
             }
             if !self.speculate {
                 self.held.push(e.clone());
