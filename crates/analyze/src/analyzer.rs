@@ -134,7 +134,7 @@ const UNTRACKED: usize = usize::MAX;
 /// receiving HCA drops it, and read as it is it would be a jump over millions of PSNs or a
 /// resend after a timeout, so it is counted (packets, bytes, opcode, ICRC), not tracked. After
 /// [`RESTART_IDLE_NS`] of silence the QP number carries a new connection (see
-/// [`Analyzer::run_again`]).
+/// [`Analyzer::restart`]).
 const FAR_PSN: u32 = crate::psn::WINDOW_PSNS;
 
 /// UD packets a flow remembers to tell the capture's copies of them (see `Req::ud_seen`).
@@ -2078,7 +2078,7 @@ impl Req {
         copy
     }
 
-    /// A new connection on the flow's QP number ([`Analyzer::run_again`]): its PSNs start
+    /// A new connection on the flow's QP number ([`Analyzer::restart`]): its PSNs start
     /// afresh, and nothing the old one left outstanding (requests waiting for an answer, an
     /// open message, a NAK, a gap, a CE mark) is carried over. The summary's counters stay.
     fn restart(&mut self) {
@@ -2757,7 +2757,7 @@ pub struct Analyzer {
     pub(crate) cut_before_bth: (u64, Vec<u64>),
     /// ACKs and NAKs cut before the end of their AETH, and frames of some.
     pub(crate) cut_before_aeth: (u64, Vec<u64>),
-    /// Request flows that started their PSNs afresh ([`Analyzer::run_again`]): how often, the
+    /// Request flows that started their PSNs afresh ([`Analyzer::restart`]): how often, the
     /// first frames, and the first flows.
     pub(crate) psn_restarts: (u64, Vec<u64>),
     pub(crate) restart_flows: Vec<usize>,
