@@ -232,6 +232,17 @@ Added in session 57 (the binary of 8710017: no change to what the analysis repor
     -n 300  --seed 5708 --corrupt 0.01,0.10 --doubled 300              0
     -n 600  --seed 5709 --corrupt 0,0.05 --duration 200,20000          0
     -n 1000 --seed 5710 --corrupt 0.001,0.10 --links 200G,400G         0
+Added in session 58 (the binary of d4dbaa4: files analysed while the sample for copies at a lag
+is taken, read again when it finds them; the reports unchanged):
+    -n 150  --seed 5802 --corrupt 0.001,0.05 --doubled 20000 --by-time  0
+    -n 400  --seed 5803 --corrupt 0.0,0.08 --snaplens --split          0
+    -n 300  --seed 5804 --corrupt 0.001,0.05 --doubled 300             0
+    -n 200  --seed 5805 --corrupt 0.001,0.05 --doubled 100000 --by-time  0
+    -n 1000 --seed 5806 --corrupt 0.001,0.08                           0
+    -n 300  --seed 5807 --corrupt 0.001,0.05 --doubled 2000 --usec     1 (`misconfig --seed
+                605690284 --packets 8977 --corrupt-rate 0.0435`: one resend more, held twice
+                in microseconds only; the binary of the session's start reads it so too, and
+                in nanoseconds it reads right)
 """
 import argparse
 import concurrent.futures as cf
