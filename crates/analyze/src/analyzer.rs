@@ -2773,9 +2773,6 @@ pub struct Analyzer {
     /// (also counted in `duplicates`).
     late: LateCopies,
     pub(crate) late_copies: u64,
-    /// Copies at a lag found by a sample that did not hold its events back
-    /// ([`LagCopies::Speculate`]): the pass stopped there, to be run again.
-    run_again: Option<Lags>,
     /// Frames of flows read at another capture point ([`Analyzer::other_point`]), their
     /// flows, and the capture points seen (interface IDs, the first [`SKIPPED_NAMED`]).
     pub(crate) other_points: (u64, Vec<u64>),
@@ -3156,7 +3153,6 @@ impl Analyzer {
             early_passes: false,
             late: LateCopies::new(cfg.lag_copies),
             late_copies: 0,
-            run_again: None,
             other_points: (0, Vec::new()),
             other_point_flows: Vec::new(),
             points: Vec::new(),
@@ -3336,7 +3332,7 @@ impl Analyzer {
         if self.late.holding().is_some_and(|f| f != file) {
             self.late_flush();
         }
-        if self.run_again.is_some() {
+        if self.run_again().is_some() {
             return;
         }
         self.add_totals(totals);
@@ -3381,8 +3377,7 @@ impl Analyzer {
             let taken = self.late.learn(events, file, answer);
             if self.late.speculating() {
                 // Analysed at once, unless the sample found copies: the pass then stops.
-                self.run_again = self.late.found();
-                if self.run_again.is_none() {
+                if !self.late.on() {
                     self.analyse(events, &[]);
                 }
                 return;
@@ -3438,10 +3433,7 @@ impl Analyzer {
     /// Analyses every event [`LateCopies`] holds: the input ends, or another file begins.
     fn late_flush(&mut self) {
         self.late.stop();
-        if self.late.speculating() && self.run_again.is_none() {
-            self.run_again = self.late.found();
-        }
-        if self.run_again.is_some() {
+        if self.run_again().is_some() {
             return;
         }
         self.feed_held();
@@ -3460,7 +3452,7 @@ impl Analyzer {
     /// it again from the start of the input with `Config::lag_copies` set to
     /// `LagCopies::Known` of these.
     pub fn run_again(&self) -> Option<Lags> {
-        self.run_again
+        self.late.speculating().then(|| self.late.found()).flatten()
     }
 
     /// Loads the state of `e`'s flow into the cache ahead of [`Analyzer::event`].
