@@ -5451,10 +5451,7 @@ impl Analyzer {
     fn counters(f: &FlowState, q: &ReqSum, r: &Resp) -> Counters {
         let no_more = RespMore::default();
         let rm = r.more.as_deref().unwrap_or(&no_more);
-        let mut opcodes = report::SmallMap::default();
-        for (op, n) in f.opcodes.iter() {
-            opcodes.add(OpInfo::of(op).name, n);
-        }
+        let opcodes = opcode_names(f.opcodes.iter());
         let sniffer = f.sniffer();
         let read = r.read_sender.as_deref();
         Counters {
@@ -5546,6 +5543,26 @@ impl Analyzer {
             sniffer_artefacts: f.sniffer(),
         }
     }
+}
+
+/// Packets per opcode (each opcode once) as the report counts them, by name.
+pub(crate) fn opcode_names(
+    counts: impl Iterator<Item = (u8, u64)>,
+) -> report::SmallMap<&'static str, u64> {
+    let mut ranked: Vec<(u8, u8, u64)> = counts
+        .map(|(op, n)| (OpInfo::name_rank(op), op, n))
+        .collect();
+    ranked.sort_unstable();
+    let mut named: Vec<(&'static str, u64)> = Vec::with_capacity(ranked.len());
+    let mut last = None;
+    for (rank, op, n) in ranked {
+        match named.last_mut() {
+            Some((_, sum)) if last == Some(rank) => *sum += n,
+            _ => named.push((OpInfo::of(op).name, n)),
+        }
+        last = Some(rank);
+    }
+    report::SmallMap::from_sorted(named)
 }
 
 fn close(st: &mut PfcState, end: u64) {

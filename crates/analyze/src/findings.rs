@@ -12,12 +12,17 @@ use crate::psn::Tracker;
 use crate::report::{self, Connection, Counters, End, Finding, Report, Severity, Totals};
 
 fn add(t: &mut Counters, o: &Counters) {
-    t.packets += o.packets;
-    t.bytes += o.bytes;
-    t.payload_bytes += o.payload_bytes;
     for (k, v) in o.opcodes.iter() {
         t.opcodes.add(k, v);
     }
+    add_but_opcodes(t, o);
+}
+
+/// [`add`] but for the packets per opcode.
+fn add_but_opcodes(t: &mut Counters, o: &Counters) {
+    t.packets += o.packets;
+    t.bytes += o.bytes;
+    t.payload_bytes += o.payload_bytes;
     t.retransmitted_packets += o.retransmitted_packets;
     t.gap_filled_packets += o.gap_filled_packets;
     t.reordered_packets += o.reordered_packets;
@@ -445,9 +450,14 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
         ..Facts::default()
     };
     let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
+    // The flows' packets per opcode summed by opcode, named once at the end.
+    let mut by_op = [None::<u64>; 256];
     for &i in &order {
         let f = Analyzer::flow_report(&a.flows[i]);
-        add(&mut totals.counters, &f.counters);
+        add_but_opcodes(&mut totals.counters, &f.counters);
+        for (op, n) in a.flows[i].opcodes.iter() {
+            *by_op[usize::from(op)].get_or_insert(0) += n;
+        }
         let t = &mut totals.retransmission_triggers;
         t.nak += f.retransmission_triggers.nak;
         t.rnr += f.retransmission_triggers.rnr;
@@ -460,6 +470,9 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
         facts.add(&a.flows[i].key, &f, dropped[i]);
         facts.add_encap(&a.flows[i].key, a.flows[i].encap, &f);
     }
+    totals.counters.opcodes = crate::analyzer::opcode_names(
+        (0..=255u8).filter_map(|op| by_op[usize::from(op)].map(|n| (op, n))),
+    );
     add(&mut totals.counters, &a.untracked);
     facts.flow_drops = dropped;
     totals.vcrc = crate::report::Vcrc {

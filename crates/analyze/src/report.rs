@@ -29,6 +29,12 @@ impl<K: Ord + Copy, V: Copy + AddAssign> SmallMap<K, V> {
         }
     }
 
+    /// The map of `entries`, already sorted by key, each key once.
+    pub(crate) fn from_sorted(entries: Vec<(K, V)>) -> Self {
+        debug_assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
+        Self(entries)
+    }
+
     pub fn get(&self, k: K) -> Option<V> {
         self.0
             .binary_search_by(|(x, _)| x.cmp(&k))
@@ -505,6 +511,29 @@ mod tests {
     use std::collections::BTreeMap;
 
     /// A `SmallMap` holds and serialises what a `BTreeMap` fed the same additions does.
+    #[test]
+    fn opcode_names_are_the_map_of_the_names() {
+        let mut x = 11u64;
+        for len in [0usize, 1, 2, 5, 40, 256] {
+            let mut ops: Vec<u8> = (0..=255).collect();
+            for i in (1..ops.len()).rev() {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ops.swap(i, (x >> 33) as usize % (i + 1));
+            }
+            let counts: Vec<(u8, u64)> = ops[..len]
+                .iter()
+                .map(|&op| (op, x >> 60 ^ u64::from(op)))
+                .collect();
+            let mut model = SmallMap::default();
+            for &(op, n) in &counts {
+                model.add(rdmascope_wire::OpInfo::of(op).name, n);
+            }
+            assert_eq!(crate::analyzer::opcode_names(counts.into_iter()), model);
+        }
+    }
+
     #[test]
     fn small_map_is_a_sorted_map() {
         let mut small = SmallMap::default();
