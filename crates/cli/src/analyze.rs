@@ -582,7 +582,7 @@ pub fn run(a: &AnalyzeArgs) -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
     if a.json {
-        crate::jsonfmt::to_writer(&mut out, &report)?;
+        crate::jsonfmt::report_to_writer(&mut out, &report)?;
         writeln!(out)?;
     } else {
         write!(out, "{}", render_text(&report, a.top))?;
