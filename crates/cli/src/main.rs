@@ -64,15 +64,26 @@ fn main() -> std::process::ExitCode {
     match r {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            {
+            if broken_pipe(&e) {
                 return std::process::ExitCode::SUCCESS;
             }
             eprintln!("rdmascope: error: {}", describe(&e));
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// Whether the output was closed by its reader (`rdmascope show ... | head`): not an error.
+/// The JSON writers return the I/O error inside serde_json's.
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    use std::io::ErrorKind::BrokenPipe;
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == BrokenPipe)
+            || c.downcast_ref::<serde_json::Error>()
+                .and_then(serde_json::Error::io_error_kind)
+                == Some(BrokenPipe)
+    })
 }
 
 /// The error and its causes, as `{:#}` joins them, but without a cause that the message before
@@ -97,7 +108,24 @@ fn describe(e: &anyhow::Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::describe;
+    use super::{broken_pipe, describe};
+
+    /// A closed output ends the program quietly, also when the JSON writer met it.
+    #[test]
+    fn a_closed_pipe_is_not_an_error() {
+        let pipe = || std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert!(broken_pipe(&anyhow::Error::new(pipe())));
+        assert!(broken_pipe(&anyhow::Error::new(serde_json::Error::io(
+            pipe()
+        ))));
+        assert!(broken_pipe(
+            &anyhow::Error::new(pipe()).context("writing the report")
+        ));
+        let other = std::io::Error::from(std::io::ErrorKind::NotFound);
+        assert!(!broken_pipe(&anyhow::Error::new(serde_json::Error::io(
+            other
+        ))));
+    }
 
     #[test]
     fn a_cause_already_in_the_message_is_not_repeated() {
