@@ -484,25 +484,23 @@ pub(crate) fn build(mut a: Analyzer) -> Report {
     };
 
     // Connections: CM first, then pairs inferred from responses.
-    let key_index: BTreeMap<(Node, Node, u32), usize> = a
-        .flows
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.key, i))
-        .collect();
+    // The flow of a key: `order` is sorted by the keys.
+    let index_of = |k: &(Node, Node, u32)| {
+        order
+            .binary_search_by(|&i| a.flows[i].key.cmp(k))
+            .ok()
+            .map(|p| order[p])
+    };
     let mtu_of = |k: (Node, Node, u32)| {
-        key_index
-            .get(&k)
-            .and_then(|&i| (a.flows[i].max_fm_payload > 0).then_some(a.flows[i].max_fm_payload))
+        index_of(&k)
+            .and_then(|i| (a.flows[i].max_fm_payload > 0).then_some(a.flows[i].max_fm_payload))
     };
     // A NAK that may not be retried ended the connection of flows `ks`, or a requester of it
     // ran out of retries: both QPs are in the error state.
     let failed = |ks: [(Node, Node, u32); 2]| {
         ks.iter().any(|k| {
             facts.out_of_retries.contains(k)
-                || key_index
-                    .get(k)
-                    .is_some_and(|&i| a.flows[i].fatal_naks() > 0)
+                || index_of(k).is_some_and(|i| a.flows[i].fatal_naks() > 0)
         })
     };
     let mut connections = Vec::new();
