@@ -588,6 +588,9 @@ pub fn run(a: &AnalyzeArgs) -> Result<()> {
         write!(out, "{}", render_text(&report, a.top))?;
     }
     out.flush()?;
+    // The process ends next and its memory goes back whole: freeing the flows' states one by
+    // one took 0.25–0.3 ms for the 2M-packet benchmark capture.
+    std::mem::forget(report);
     Ok(())
 }
 
