@@ -272,6 +272,13 @@ mod tests {
                 "{} flows",
                 r.flows.len()
             );
+            // Without the helper, as when it starts too late for any run: the same flows.
+            let (mut alone, mut both) = (Vec::new(), Vec::new());
+            if !r.flows.is_empty() {
+                super::flow_runs(&mut alone, &r.flows, false).unwrap();
+                super::flow_runs(&mut both, &r.flows, true).unwrap();
+            }
+            assert!(alone == both, "{} flows", r.flows.len());
         }
         assert_eq!(flows[..4], [1, run, run + 1, 2 * run]);
         assert!(flows[4] > 3 * run && flows[4] % run != 0, "{flows:?}");
