@@ -132,35 +132,32 @@ impl Tracker {
     /// Moves the window's first word out, counting its unseen PSNs.
     fn slide_out(&mut self) {
         let (s, r) = self.words.pop_front().unwrap_or((0, 0));
-        if s == u64::MAX {
-            // Every PSN of the word seen (the usual case): none missing, and the READ
-            // shadow is the last one's.
-            self.shadow = r >> 63 == 1;
-        } else {
-            for i in 0..64 {
-                self.step(s >> i & 1 == 1, r >> i & 1 == 1);
-            }
-        }
+        let (n, shadow) = Self::word_missing(s, r, u64::MAX, self.shadow);
+        self.missing_out += u64::from(n);
+        self.shadow = shadow;
         self.base = self.base.wrapping_add(64) & 0xff_ffff;
     }
 
-    fn step(&mut self, seen: bool, read: bool) {
-        self.missing_out += u64::from(Self::missing_step(&mut self.shadow, seen, read));
-    }
-
-    /// One PSN of the window in order, `shadow` carried from the one before: whether it is
-    /// missing (unseen, not consumed, not in a READ's shadow). A READ request starts a shadow,
-    /// any other seen PSN or one marked consumed ([`Tracker::consumed`]) ends it.
+    /// The missing PSNs among those of one window word in `valid` (`s` the seen bits, `r` the
+    /// READ bits), in order, `shadow` carried in from the PSN before, and the shadow carried
+    /// out. A PSN is missing when unseen, not consumed and not in a READ's shadow: a seen READ
+    /// request starts a shadow, any other seen PSN or one marked consumed
+    /// ([`Tracker::consumed`]) ends it. All 64 at once: the PSNs that end or start a shadow
+    /// are the word's marks; a run of unmarked PSNs lies in a shadow when the mark below it
+    /// starts one (or, for the run at the bottom, when one is carried in), and adding the
+    /// run's lowest bit to the runs carries through exactly that run.
     #[inline]
-    fn missing_step(shadow: &mut bool, seen: bool, read: bool) -> bool {
-        if seen {
-            *shadow = read;
-        } else if read {
-            *shadow = false;
-        } else {
-            return !*shadow;
-        }
-        false
+    fn word_missing(s: u64, r: u64, valid: u64, shadow: bool) -> (u32, bool) {
+        let marks = (s | r) & valid;
+        let starts = s & r & valid;
+        let unmarked = !marks & valid;
+        let run_starts = (starts << 1 | u64::from(shadow)) & unmarked;
+        let shadowed = (unmarked.wrapping_add(run_starts) ^ unmarked) & unmarked;
+        let out = match marks.checked_ilog2() {
+            Some(last) => starts >> last & 1 == 1,
+            None => shadow,
+        };
+        ((unmarked & !shadowed).count_ones(), out)
     }
 
     /// PSNs `from` to `to` were consumed by a READ request's responses (`to` its last): none
@@ -321,27 +318,12 @@ impl Tracker {
         let end = psn_diff(self.highest, self.base) as usize;
         let mut n = self.missing_out;
         let mut shadow = self.shadow;
-        // A word at a time: without a READ among its seen PSNs, its unseen PSNs count but for
-        // those before the first seen one while a READ's shadow is carried in.
         for k in 0..=end / 64 {
             let (s, r) = self.words.get(k).copied().unwrap_or((0, 0));
             let last = if k == end / 64 { end % 64 } else { 63 };
-            let valid = u64::MAX >> (63 - last);
-            let (s, r) = (s & valid, r & valid);
-            if r == 0 {
-                let unseen = !s & valid;
-                n += u64::from(match (shadow, s.trailing_zeros()) {
-                    (false, _) => unseen.count_ones(),
-                    (true, 64) => 0,
-                    (true, first) => (unseen & u64::MAX << first).count_ones(),
-                });
-                shadow &= s == 0;
-            } else {
-                for i in 0..=last {
-                    let (seen, read) = (s >> i & 1 == 1, r >> i & 1 == 1);
-                    n += u64::from(Self::missing_step(&mut shadow, seen, read));
-                }
-            }
+            let (missing, out) = Self::word_missing(s, r, u64::MAX >> (63 - last), shadow);
+            n += u64::from(missing);
+            shadow = out;
         }
         n
     }
@@ -583,6 +565,35 @@ mod tests {
                 }
             }
             n
+        }
+    }
+
+    proptest::proptest! {
+        /// A word's missing PSNs and the shadow it carries out, all 64 at once, are what the
+        /// PSNs one by one give (`valid`: the word's lowest `bits` PSNs).
+        #[test]
+        fn a_word_at_once_is_its_psns_one_by_one(
+            s: u64,
+            r: u64,
+            dense_reads: bool,
+            shadow: bool,
+            bits in 1u32..=64,
+        ) {
+            // Also words with many READ requests among their seen PSNs.
+            let r = if dense_reads { r | s & r.rotate_left(7) } else { r };
+            let valid = u64::MAX >> (64 - bits);
+            let (mut n, mut sh) = (0u32, shadow);
+            for i in 0..bits {
+                let (seen, read) = (s >> i & 1 == 1, r >> i & 1 == 1);
+                if seen {
+                    sh = read;
+                } else if read {
+                    sh = false;
+                } else if !sh {
+                    n += 1;
+                }
+            }
+            proptest::prop_assert_eq!(Tracker::word_missing(s, r, valid, shadow), (n, sh));
         }
     }
 
