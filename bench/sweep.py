@@ -243,6 +243,13 @@ is taken, read again when it finds them; the reports unchanged):
                 605690284 --packets 8977 --corrupt-rate 0.0435`: one resend more, held twice
                 in microseconds only; the binary of the session's start reads it so too, and
                 in nanoseconds it reads right)
+Added in session 59 (the binaries of ee8aed1, opcode counts named by rank and the JSON's flows
+on two threads, for 5901, and of f8cfd82, a window word's missing PSNs counted at once, for the
+others; the reports unchanged):
+    -n 600  --seed 5901                                                0
+    -n 500  --seed 5902 --corrupt 0.001,0.10 --scenarios lossy,reorder,mixed,rnr  0
+    -n 300  --seed 5903 --corrupt 0.001,0.08 --snaplens --split        0
+    -n 200  --seed 5904 --corrupt 0.001,0.05 --doubled 300             0
 """
 import argparse
 import concurrent.futures as cf
