@@ -915,6 +915,19 @@ pub fn render_text(r: &Report, top: usize) -> String {
     s
 }
 
+/// The sample captures shipped in the repository, in name order.
+#[cfg(test)]
+pub(crate) fn samples() -> Vec<String> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples");
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+        .filter(|p| p.ends_with(".pcap") || p.ends_with(".pcapng"))
+        .collect();
+    files.sort();
+    files
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -938,13 +951,7 @@ mod tests {
     /// analyse every capture as the rotation of `POOL` does.
     #[test]
     fn a_far_rotation_reads_the_same() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples");
-        let mut files: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path().to_string_lossy().into_owned())
-            .filter(|p| p.ends_with(".pcap") || p.ends_with(".pcapng"))
-            .collect();
-        files.sort();
+        let files = samples();
         assert!(files.len() >= 10, "{files:?}");
         let args = (None, &[][..], false, None, None);
         let report = |far| pass(&files, args, far).unwrap();

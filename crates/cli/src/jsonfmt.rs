@@ -252,13 +252,7 @@ mod tests {
     #[test]
     fn a_report_with_its_flows_on_two_threads_reads_the_same() {
         use rdmascope_analyze::{Analyzer, Config};
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples");
-        let mut files: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path().to_string_lossy().into_owned())
-            .filter(|p| p.ends_with(".pcap") || p.ends_with(".pcapng"))
-            .collect();
-        files.sort();
+        let files = crate::analyze::samples();
         let run = super::FLOWS_A_RUN;
         let mut flows = Vec::new();
         for max in [Some(1), Some(run), Some(run + 1), Some(2 * run), None] {
