@@ -510,7 +510,8 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    /// A `SmallMap` holds and serialises what a `BTreeMap` fed the same additions does.
+    /// Packets per opcode named by the names' rank make the map that adding them by name
+    /// makes, for none, a few and all 256 opcodes in random order.
     #[test]
     fn opcode_names_are_the_map_of_the_names() {
         let mut x = 11u64;
@@ -534,6 +535,7 @@ mod tests {
         }
     }
 
+    /// A `SmallMap` holds and serialises what a `BTreeMap` fed the same additions does.
     #[test]
     fn small_map_is_a_sorted_map() {
         let mut small = SmallMap::default();
